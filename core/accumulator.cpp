@@ -1,0 +1,39 @@
+// Block sums and their ordered merge into running moments.
+#include "accumulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace maskscope {
+
+void BlockSums::reset() {
+  count = 0;
+  std::fill(sum.begin(), sum.end(), 0.0);
+  std::fill(sumsq.begin(), sumsq.end(), 0.0);
+}
+
+void RunMoments::merge(const BlockSums& block) {
+  if (block.count == 0) return;
+  const double nb = static_cast<double>(block.count);
+  const double na = static_cast<double>(count);
+  const double total = na + nb;
+  const double wb = nb / total;
+  const double cross = na * nb / total;
+  const std::size_t size = mean.size();
+  for (std::size_t k = 0; k < size; ++k) {
+    const double mean_b = block.sum[k] / nb;
+    const double m2_b = std::max(0.0, block.sumsq[k] - block.sum[k] * mean_b);
+    const double delta = mean_b - mean[k];
+    mean[k] += delta * wb;
+    m2[k] += m2_b + delta * delta * cross;
+  }
+  count += block.count;
+}
+
+double RunMoments::standard_error(std::size_t k) const {
+  if (count < 2) return 0.0;
+  const double c = static_cast<double>(count);
+  return std::sqrt(std::max(0.0, m2[k]) / (c * (c - 1.0)));
+}
+
+}  // namespace maskscope

@@ -1,0 +1,16 @@
+// Metrics computed on averaged maps (MODEL.md section 4): the diagonal-normalized map and
+// its display quantiles.
+#pragma once
+
+#include <vector>
+
+namespace maskscope {
+
+// Row-major n x n map with NaN at masked entries. Subtracts from every unmasked entry the mean
+// of the unmasked entries on its diagonal (same offset i - j); a purely relative map becomes 0.
+std::vector<double> diagonal_normalized(const std::vector<double>& map, int n);
+
+// q-quantile (0..1, linear interpolation) of the finite entries; NaN when there are none.
+double quantile(const std::vector<double>& values, double q);
+
+}  // namespace maskscope

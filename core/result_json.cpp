@@ -1,0 +1,125 @@
+// Serialisation of settings and snapshots; non-finite numbers (masked entries) become null.
+#include "result_json.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace maskscope {
+
+namespace {
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json matrix(const std::vector<double>& m, int n) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (int i = 0; i < n; ++i) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int j = 0; j < n; ++j) row.push_back(number_or_null(m[std::size_t(i) * n + j]));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+nlohmann::json vector_json(const std::vector<double>& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (double x : v) out.push_back(number_or_null(x));
+  return out;
+}
+
+template <class T>
+void read(const nlohmann::json& j, const char* key, T& out) {
+  if (!j.contains(key)) return;
+  try {
+    out = j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::runtime_error(std::string("setting '") + key + "' has the wrong type");
+  }
+}
+
+}  // namespace
+
+nlohmann::json settings_to_json(const Settings& s) {
+  return {
+      {"n", s.n},
+      {"d", s.d},
+      {"layers", s.layers},
+      {"alpha", s.alpha},
+      {"norm", std::string(to_string(s.norm))},
+      {"scale", std::string(to_string(s.scale))},
+      {"gamma", s.gamma},
+      {"rope", s.rope_base},
+      {"mask", mask_to_string(s)},
+      {"unit_input", s.unit_input},
+      {"samples", s.samples},
+      {"seed", s.seed},
+      {"threads", s.threads},
+  };
+}
+
+void settings_from_json(const nlohmann::json& j, Settings& s) {
+  if (!j.is_object()) throw std::runtime_error("settings must be a JSON object");
+  Settings t = s;
+  read(j, "n", t.n);
+  read(j, "d", t.d);
+  read(j, "layers", t.layers);
+  read(j, "alpha", t.alpha);
+  read(j, "gamma", t.gamma);
+  read(j, "rope", t.rope_base);
+  read(j, "unit_input", t.unit_input);
+  read(j, "samples", t.samples);
+  read(j, "seed", t.seed);
+  read(j, "threads", t.threads);
+  std::string text;
+  if (j.contains("norm")) {
+    read(j, "norm", text);
+    auto v = parse_norm(text);
+    if (!v) throw std::runtime_error("setting 'norm' is '" + text + "'; valid: none, l2, layernorm, rmsnorm");
+    t.norm = *v;
+  }
+  if (j.contains("scale")) {
+    read(j, "scale", text);
+    auto v = parse_scale(text);
+    if (!v) throw std::runtime_error("setting 'scale' is '" + text + "'; valid: one, sqrt_d, d");
+    t.scale = *v;
+  }
+  if (j.contains("mask")) {
+    read(j, "mask", text);
+    if (!parse_mask(text, t))
+      throw std::runtime_error("setting 'mask' is '" + text + "'; valid: causal, bidirectional, window:W");
+  }
+  s = t;
+}
+
+nlohmann::json snapshot_to_json(const Snapshot& snap) {
+  const int n = snap.settings.n;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerStats& l : snap.layers) {
+    layers.push_back({
+        {"layer", l.layer},
+        {"rp", number_or_null(l.recency)},
+        {"rp_se", number_or_null(l.recency_se)},
+        {"adjacency", number_or_null(l.adjacency)},
+        {"adjacency_se", number_or_null(l.adjacency_se)},
+        {"score_mean", matrix(l.score_mean, n)},
+        {"score_se", matrix(l.score_se, n)},
+        {"weight_mean", matrix(l.weight_mean, n)},
+        {"weight_se", matrix(l.weight_se, n)},
+        {"cosine_mean", matrix(l.cosine_mean, n)},
+        {"score_diag_normalized", matrix(l.score_diag_normalized, n)},
+        {"score_diag_normalized_q01", number_or_null(l.score_diag_q01)},
+        {"score_diag_normalized_q99", number_or_null(l.score_diag_q99)},
+        {"norm_mean", vector_json(l.norm_mean)},
+        {"norm_se", vector_json(l.norm_se)},
+    });
+  }
+  return {
+      {"config", settings_to_json(snap.settings)},
+      {"samples", snap.samples_done},
+      {"elapsed_s", snap.elapsed_s},
+      {"samples_per_s", snap.samples_per_s},
+      {"finished", snap.finished},
+      {"layers", std::move(layers)},
+  };
+}
+
+}  // namespace maskscope

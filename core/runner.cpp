@@ -1,0 +1,165 @@
+// Threads, ordered merging and snapshot publication for a Run.
+#include "runner.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "simulator.hpp"
+
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace maskscope {
+
+namespace {
+std::string describe(const std::vector<SettingError>& errors) {
+  std::string text = "invalid settings:";
+  for (const auto& e : errors) text += "\n  --" + e.setting + ": " + e.message;
+  return text;
+}
+}  // namespace
+
+Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::move(options)) {
+  if (auto errors = validate(s); !errors.empty()) throw std::invalid_argument(describe(errors));
+  block_size_ = samples_per_block(s);
+  block_count_ = (s.samples + block_size_ - 1) / block_size_;
+  accum_size_ = AccumLayout(s.n, s.layers).total();
+  moments_ = RunMoments(accum_size_);
+  {
+    Simulator probe(s);
+    key_lo_.resize(s.n);
+    key_hi_.resize(s.n);
+    for (int i = 0; i < s.n; ++i) {
+      key_lo_[i] = probe.key_lo(i);
+      key_hi_[i] = probe.key_hi(i);
+    }
+  }
+  const int threads = resolved_threads(s);
+  lookahead_ = 2 * threads;  // bounds the blocks waiting for their turn to merge
+  start_ = std::chrono::steady_clock::now();
+  snapshot_ = build_snapshot_locked();
+  workers_running_ = threads;
+  for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { worker_main(); });
+  publisher_ = std::thread([this] { publisher_main(); });
+}
+
+Run::~Run() {
+  cancel();
+  for (auto& w : workers_)
+    if (w.joinable()) w.join();
+  if (publisher_.joinable()) publisher_.join();
+}
+
+void Run::cancel() {
+  cancel_.store(true);
+  std::lock_guard lock(mutex_);
+  cv_.notify_all();
+}
+
+void Run::set_paused(bool paused) {
+  std::lock_guard lock(mutex_);
+  if (paused == paused_.load()) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (paused)
+    paused_since_ = now;
+  else
+    paused_total_ += now - paused_since_;
+  paused_.store(paused);
+  cv_.notify_all();
+}
+
+void Run::wait() {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [this] { return done_.load(); });
+}
+
+std::shared_ptr<const Snapshot> Run::snapshot() const {
+  std::lock_guard lock(snapshot_mutex_);
+  return snapshot_;
+}
+
+void Run::worker_main() {
+#if defined(__linux__)
+  if (options_.low_priority) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+#endif
+  Simulator sim(settings_);
+  auto buffer = std::make_unique<BlockSums>(accum_size_);
+  for (;;) {
+    std::int64_t block;
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [this] {
+        return cancel_.load() || (!paused_.load() && next_block_ < merged_blocks_ + lookahead_);
+      });
+      if (cancel_.load() || next_block_ >= block_count_) break;
+      block = next_block_++;
+    }
+    const std::int64_t count = std::min(block_size_, settings_.samples - block * block_size_);
+    if (!sim.simulate_block(static_cast<std::uint64_t>(block), count, *buffer, &cancel_)) break;
+    std::lock_guard lock(mutex_);
+    pending_[block] = std::move(buffer);
+    for (auto it = pending_.find(merged_blocks_); it != pending_.end(); it = pending_.find(merged_blocks_)) {
+      moments_.merge(*it->second);
+      free_buffers_.push_back(std::move(it->second));
+      pending_.erase(it);
+      ++merged_blocks_;
+    }
+    samples_done_.store(moments_.count, std::memory_order_relaxed);
+    if (!free_buffers_.empty()) {
+      buffer = std::move(free_buffers_.back());
+      free_buffers_.pop_back();
+    } else {
+      buffer = std::make_unique<BlockSums>(accum_size_);
+    }
+    cv_.notify_all();
+  }
+  std::lock_guard lock(mutex_);
+  --workers_running_;
+  cv_.notify_all();
+}
+
+std::shared_ptr<Snapshot> Run::build_snapshot_locked() {
+  auto snap = std::make_shared<Snapshot>(make_snapshot(settings_, moments_, key_lo_, key_hi_));
+  const auto now = std::chrono::steady_clock::now();
+  auto active = now - start_ - paused_total_;
+  if (paused_.load()) active -= now - paused_since_;
+  snap->elapsed_s = std::chrono::duration<double>(now - start_).count();
+  const double active_s = std::chrono::duration<double>(active).count();
+  snap->samples_per_s = active_s > 0 ? static_cast<double>(snap->samples_done) / active_s : 0.0;
+  snap->finished = snap->samples_done >= settings_.samples;
+  return snap;
+}
+
+void Run::publisher_main() {
+  for (;;) {
+    std::shared_ptr<Snapshot> snap;
+    bool last;
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait_for(lock, options_.publish_interval, [this] { return workers_running_ == 0; });
+      last = workers_running_ == 0;
+      snap = build_snapshot_locked();
+      snap->cancelled = last && !snap->finished;
+    }
+    {
+      std::lock_guard lock(snapshot_mutex_);
+      snapshot_ = std::move(snap);
+    }
+    if (options_.on_publish) options_.on_publish();
+    if (last) break;
+  }
+  std::lock_guard lock(mutex_);
+  done_.store(true);
+  cv_.notify_all();
+}
+
+std::shared_ptr<const Snapshot> run_to_completion(const Settings& s) {
+  Run run(s);
+  run.wait();
+  return run.snapshot();
+}
+
+}  // namespace maskscope

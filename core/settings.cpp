@@ -1,0 +1,150 @@
+// Validation and naming of the simulation settings.
+#include "settings.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+namespace maskscope {
+
+namespace {
+
+std::string range_text(double lo, double hi) {
+  std::ostringstream os;
+  os << "[" << lo << ", " << hi << "]";
+  return os.str();
+}
+
+}  // namespace
+
+bool Settings::same_simulation(const Settings& other) const {
+  Settings a = *this, b = other;
+  a.threads = b.threads = 0;
+  return a == b;
+}
+
+std::vector<SettingError> validate(const Settings& s) {
+  std::vector<SettingError> errors;
+  auto add = [&](std::string name, std::string message) {
+    errors.push_back({std::move(name), std::move(message)});
+  };
+  if (s.n < Limits::n_min || s.n > Limits::n_max)
+    add("n", "n = " + std::to_string(s.n) + " is out of range; valid: integer in " +
+                 range_text(Limits::n_min, Limits::n_max));
+  if (s.d < Limits::d_min || s.d > Limits::d_max)
+    add("d", "d = " + std::to_string(s.d) + " is out of range; valid: integer in " +
+                 range_text(Limits::d_min, Limits::d_max));
+  if (s.layers < Limits::layers_min || s.layers > Limits::layers_max)
+    add("layers", "layers = " + std::to_string(s.layers) + " is out of range; valid: integer in " +
+                      range_text(Limits::layers_min, Limits::layers_max));
+  if (!std::isfinite(s.alpha) || s.alpha < 0.0 || s.alpha > 1.0)
+    add("alpha", "alpha must be a number in [0, 1] (1 = every token is the shared vector v)");
+  if (!std::isfinite(s.gamma) || s.gamma < Limits::gamma_min || s.gamma > Limits::gamma_max)
+    add("gamma", "gamma (residual strength) must be a number in " +
+                     range_text(Limits::gamma_min, Limits::gamma_max));
+  if (!std::isfinite(s.rope_base) ||
+      (s.rope_base != 0.0 && (s.rope_base < Limits::rope_base_min || s.rope_base > Limits::rope_base_max)))
+    add("rope", "rope (RoPE base theta) must be 0 (off) or a number in " +
+                    range_text(Limits::rope_base_min, Limits::rope_base_max));
+  if (s.rope() && s.d % 2 != 0)
+    add("rope", "RoPE rotates pairs of coordinates and needs an even d (d = " + std::to_string(s.d) +
+                    "); use an even d or rope 0");
+  if (s.mask == MaskKind::window && (s.window < 1 || s.window > std::max(1, s.n)))
+    add("mask", "window width w = " + std::to_string(s.window) + " is out of range; valid: window:W with W in [1, n] = " +
+                    range_text(1, std::max(1, s.n)));
+  if (s.samples < Limits::samples_min || s.samples > Limits::samples_max)
+    add("samples", "samples = " + std::to_string(s.samples) + " is out of range; valid: integer in [1, 10^12]");
+  if (s.threads < Limits::threads_min || s.threads > Limits::threads_max)
+    add("threads", "threads = " + std::to_string(s.threads) + " is out of range; valid: 0 (all cores) or an integer in " +
+                       range_text(1, Limits::threads_max));
+  return errors;
+}
+
+std::string_view to_string(Norm v) {
+  switch (v) {
+    case Norm::none: return "none";
+    case Norm::l2: return "l2";
+    case Norm::layernorm: return "layernorm";
+    case Norm::rmsnorm: return "rmsnorm";
+  }
+  return "?";
+}
+
+std::string_view to_string(Scale v) {
+  switch (v) {
+    case Scale::one: return "one";
+    case Scale::sqrt_d: return "sqrt_d";
+    case Scale::d: return "d";
+  }
+  return "?";
+}
+
+std::string mask_to_string(const Settings& s) {
+  switch (s.mask) {
+    case MaskKind::causal: return "causal";
+    case MaskKind::bidirectional: return "bidirectional";
+    case MaskKind::window: return "window:" + std::to_string(s.window);
+  }
+  return "?";
+}
+
+std::optional<Norm> parse_norm(std::string_view t) {
+  for (Norm v : {Norm::none, Norm::l2, Norm::layernorm, Norm::rmsnorm})
+    if (t == to_string(v)) return v;
+  return std::nullopt;
+}
+
+std::optional<Scale> parse_scale(std::string_view t) {
+  for (Scale v : {Scale::one, Scale::sqrt_d, Scale::d})
+    if (t == to_string(v)) return v;
+  return std::nullopt;
+}
+
+bool parse_mask(std::string_view t, Settings& s) {
+  if (t == "causal") { s.mask = MaskKind::causal; return true; }
+  if (t == "bidirectional") { s.mask = MaskKind::bidirectional; return true; }
+  constexpr std::string_view prefix = "window:";
+  if (t.substr(0, prefix.size()) == prefix) {
+    std::string_view num = t.substr(prefix.size());
+    int w = 0;
+    auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), w);
+    if (ec != std::errc() || ptr != num.data() + num.size() || num.empty()) return false;
+    s.mask = MaskKind::window;
+    s.window = w;
+    return true;
+  }
+  return false;
+}
+
+double scale_factor(Scale scale, int d) {
+  switch (scale) {
+    case Scale::one: return 1.0;
+    case Scale::sqrt_d: return 1.0 / std::sqrt(static_cast<double>(d));
+    case Scale::d: return 1.0 / static_cast<double>(d);
+  }
+  return 1.0;
+}
+
+std::string short_label(const Settings& s) {
+  std::ostringstream os;
+  os << "alpha=" << s.alpha;
+  switch (s.norm) {
+    case Norm::none: os << ", noLN"; break;
+    case Norm::l2: os << ", L2"; break;
+    case Norm::layernorm: os << ", LN"; break;
+    case Norm::rmsnorm: os << ", RMS"; break;
+  }
+  if (s.gamma > 0) os << (s.gamma == 1.0 ? ", Res" : ", Res " + std::to_string(s.gamma).substr(0, 4));
+  if (s.rope()) os << ", RoPE";
+  if (s.mask != MaskKind::causal) os << ", " << mask_to_string(s);
+  return os.str();
+}
+
+int resolved_threads(const Settings& s) {
+  if (s.threads > 0) return s.threads;
+  unsigned hc = std::thread::hardware_concurrency();
+  return hc == 0 ? 1 : static_cast<int>(hc);
+}
+
+}  // namespace maskscope

@@ -1,0 +1,77 @@
+// One value type that holds every simulation setting (MODEL.md sections 1-2),
+// with defaults in the declaration, and the validation that names each bad setting.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace maskscope {
+
+enum class Norm { none, l2, layernorm, rmsnorm };
+enum class Scale { one, sqrt_d, d };  // score scale 1, 1/sqrt(d), 1/d
+enum class MaskKind { causal, bidirectional, window };
+
+struct Settings {
+  int n = 10;                      // tokens
+  int d = 64;                      // width
+  int layers = 4;                  // L
+  double alpha = 0.5;              // input anisotropy, LN-recency Eq. 6
+  Norm norm = Norm::layernorm;     // Y = Norm(X)
+  Scale scale = Scale::sqrt_d;     // S = scale * Q K^T
+  double gamma = 0.0;              // residual strength, X' = A Y + gamma X
+  double rope_base = 0.0;          // RoPE theta; 0 = off
+  MaskKind mask = MaskKind::causal;
+  int window = 4;                  // w of the sliding-window mask (i - w < j <= i)
+  bool unit_input = false;         // rescale each x_i to unit L2 norm (Behind RoPE Sec. 3.2)
+  std::int64_t samples = 100000;   // Monte Carlo samples
+  std::uint64_t seed = 1;
+  int threads = 0;                 // worker threads; 0 = all cores
+
+  bool operator==(const Settings&) const = default;
+
+  bool rope() const { return rope_base > 0.0; }
+  // True when these settings give the same numbers as `other` (threads do not change results).
+  bool same_simulation(const Settings& other) const;
+};
+
+// Valid ranges, shared by validate(), the CLI's help and the GUI's sliders.
+struct Limits {
+  static constexpr int n_min = 1, n_max = 512;
+  static constexpr int d_min = 1, d_max = 65536;
+  static constexpr int layers_min = 1, layers_max = 16;
+  static constexpr double gamma_min = 0.0, gamma_max = 1.0;
+  static constexpr double rope_base_min = 1.0, rope_base_max = 1e9;
+  static constexpr std::int64_t samples_min = 1, samples_max = 1'000'000'000'000LL;
+  static constexpr int threads_min = 0, threads_max = 256;
+};
+
+struct SettingError {
+  std::string setting;  // the setting's name as the CLI spells it, e.g. "alpha"
+  std::string message;  // what is wrong and the valid range
+};
+
+// Every violation, each naming its setting and the valid range; empty when valid.
+std::vector<SettingError> validate(const Settings& s);
+
+// Names as used on the command line and in JSON.
+std::string_view to_string(Norm v);
+std::string_view to_string(Scale v);
+std::string mask_to_string(const Settings& s);  // "causal", "bidirectional", "window:W"
+std::optional<Norm> parse_norm(std::string_view text);
+std::optional<Scale> parse_scale(std::string_view text);
+// Parses "causal", "bidirectional" or "window:W" into s.mask / s.window; false if malformed.
+bool parse_mask(std::string_view text, Settings& s);
+
+// Numeric value of the score scale for width d.
+double scale_factor(Scale scale, int d);
+
+// Short label in the papers' words, e.g. "alpha=0.5, LN, Res".
+std::string short_label(const Settings& s);
+
+// Threads actually used: s.threads, or the machine's cores when 0.
+int resolved_threads(const Settings& s);
+
+}  // namespace maskscope

@@ -1,0 +1,122 @@
+// 8-lane float vectors (GCC vector extensions): AVX in the x86-64-v3 clone of the kernel,
+// two SSE registers in the baseline one. Only for the simulation kernel's hot loops.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace maskscope::simd {
+
+typedef float f8 __attribute__((vector_size(32)));
+typedef std::int32_t i8 __attribute__((vector_size(32)));
+
+[[gnu::always_inline]] inline f8 load(const float* p) {
+  f8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+[[gnu::always_inline]] inline float hsum(f8 v) {
+  return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
+
+// <a, b> over d entries.
+[[gnu::always_inline]] inline float dot(const float* a, const float* b, int d) {
+  f8 acc0 = {}, acc1 = {};
+  int k = 0;
+  for (; k + 16 <= d; k += 16) {
+    acc0 += load(a + k) * load(b + k);
+    acc1 += load(a + k + 8) * load(b + k + 8);
+  }
+  if (k + 8 <= d) {
+    acc0 += load(a + k) * load(b + k);
+    k += 8;
+  }
+  float s = hsum(acc0 + acc1);
+  for (; k < d; ++k) s += a[k] * b[k];
+  return s;
+}
+
+// <a, b0..b3>: four dot products sharing the loads of a (a register-blocked Gram row).
+[[gnu::always_inline]] inline void dot4(const float* a, const float* b0, const float* b1, const float* b2,
+                                        const float* b3, int d, float* out) {
+  f8 c0 = {}, c1 = {}, c2 = {}, c3 = {};
+  int k = 0;
+  for (; k + 8 <= d; k += 8) {
+    const f8 va = load(a + k);
+    c0 += va * load(b0 + k);
+    c1 += va * load(b1 + k);
+    c2 += va * load(b2 + k);
+    c3 += va * load(b3 + k);
+  }
+  // Transposing add: lane t of `e` (and of its upper half) collects the partial sums of c_t.
+  const f8 a01 = __builtin_shuffle(c0, c1, i8{0, 8, 2, 10, 4, 12, 6, 14}) +
+                 __builtin_shuffle(c0, c1, i8{1, 9, 3, 11, 5, 13, 7, 15});
+  const f8 a23 = __builtin_shuffle(c2, c3, i8{0, 8, 2, 10, 4, 12, 6, 14}) +
+                 __builtin_shuffle(c2, c3, i8{1, 9, 3, 11, 5, 13, 7, 15});
+  const f8 e = __builtin_shuffle(a01, a23, i8{0, 1, 8, 9, 4, 5, 12, 13}) +
+               __builtin_shuffle(a01, a23, i8{2, 3, 10, 11, 6, 7, 14, 15});
+  float s0 = e[0] + e[4], s1 = e[1] + e[5], s2 = e[2] + e[6], s3 = e[3] + e[7];
+  for (; k < d; ++k) {
+    s0 += a[k] * b0[k];
+    s1 += a[k] * b1[k];
+    s2 += a[k] * b2[k];
+    s3 += a[k] * b3[k];
+  }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
+
+// out = gamma * x + sum_{j in [j0, j1]} w[j] * rows[j], over d entries; the output is held in
+// registers 64 floats at a time, so each row costs loads and multiply-adds only.
+[[gnu::always_inline]] inline void weighted_rows(const float* w, const float* rows, int d, int j0, int j1,
+                                                 float gamma, const float* x, float* out) {
+  int k = 0;
+  for (; k + 64 <= d; k += 64) {
+    f8 acc[8];
+    for (int v = 0; v < 8; ++v) acc[v] = gamma * load(x + k + 8 * v);
+    for (int j = j0; j <= j1; ++j) {
+      const float* r = rows + std::size_t(j) * d + k;
+      const float wj = w[j];
+      for (int v = 0; v < 8; ++v) acc[v] += wj * load(r + 8 * v);
+    }
+    std::memcpy(out + k, acc, sizeof acc);
+  }
+  for (; k + 8 <= d; k += 8) {
+    f8 acc = gamma * load(x + k);
+    for (int j = j0; j <= j1; ++j) acc += w[j] * load(rows + std::size_t(j) * d + k);
+    std::memcpy(out + k, &acc, sizeof acc);
+  }
+  for (; k < d; ++k) {
+    float acc = gamma * x[k];
+    for (int j = j0; j <= j1; ++j) acc += w[j] * rows[std::size_t(j) * d + k];
+    out[k] = acc;
+  }
+}
+
+// e^x for x <= 0, lane-wise (Cody-Waite reduction x = n ln2 + r, degree-6 polynomial on
+// |r| <= ln2/2, Cephes coefficients); relative error about 2e-7. Results below e^-87 flush to 0.
+[[gnu::always_inline]] inline f8 exp_nonpositive(f8 x) {
+  const f8 lo = {-87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f};
+  const i8 tiny = x < lo;
+  x = tiny ? lo : x;
+  const f8 t = 0.5f - x * 1.44269504088896341f;          // > 0, so truncation rounds n = round(x log2 e)
+  const i8 neg_n = __builtin_convertvector(t, i8);
+  const f8 fn = -__builtin_convertvector(neg_n, f8);
+  const f8 r = (x - fn * 0.693359375f) - fn * -2.12194440e-4f;
+  f8 p = 1.9875691500e-4f * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const i8 bits = (127 - neg_n) << 23;
+  f8 scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  const f8 y = p * scale;
+  return tiny ? f8{} : y;
+}
+
+}  // namespace maskscope::simd

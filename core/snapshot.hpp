@@ -1,0 +1,44 @@
+// An immutable picture of a run at one moment: samples done and every averaged quantity with
+// its standard error (MODEL.md sections 3-4). The runner publishes these; readers never wait.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "accumulator.hpp"
+#include "settings.hpp"
+
+namespace maskscope {
+
+struct LayerStats {
+  int layer = 0;  // 1-based
+  // n x n row-major; NaN marks masked entries (scores, weights) or the unused upper triangle's mirror.
+  std::vector<double> score_mean, score_se;
+  std::vector<double> weight_mean, weight_se;
+  std::vector<double> cosine_mean, cosine_se;  // symmetric, full
+  std::vector<double> norm_mean, norm_se;      // n
+  double recency = 0, recency_se = 0;          // NaN when no triple i > k > j exists
+  double adjacency = 0, adjacency_se = 0;      // NaN when n < 2
+  std::vector<double> score_diag_normalized;   // n x n, NaN where masked
+  double score_diag_q01 = 0, score_diag_q99 = 0;
+};
+
+struct Snapshot {
+  Settings settings;
+  std::int64_t samples_done = 0;
+  double elapsed_s = 0;
+  double samples_per_s = 0;
+  bool finished = false;   // reached settings.samples
+  bool cancelled = false;  // stopped early; the numbers cover samples_done samples
+  std::vector<LayerStats> layers;
+
+  std::int64_t samples_target() const { return settings.samples; }
+  // Largest standard error among the score means of all layers (for the status line).
+  double max_score_se() const;
+};
+
+// Means, standard errors and metrics from the merged moments.
+Snapshot make_snapshot(const Settings& s, const RunMoments& m, const std::vector<int>& key_lo,
+                       const std::vector<int>& key_hi);
+
+}  // namespace maskscope

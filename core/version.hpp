@@ -1,0 +1,6 @@
+// The maskscope version, written into results and presets.
+#pragma once
+
+namespace maskscope {
+inline constexpr const char* kVersion = "0.1.0";
+}

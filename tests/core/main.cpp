@@ -1,0 +1,3 @@
+// doctest entry point shared by the test executables.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>

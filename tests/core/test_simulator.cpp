@@ -1,0 +1,154 @@
+// One-sample properties of the forward pass and the per-sample metric counts.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "core/sample_metrics.hpp"
+#include "core/simulator.hpp"
+#include "helpers.hpp"
+
+using namespace maskscope;
+
+namespace {
+bool all_finite(const std::vector<float>& v) {
+  for (float x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+}  // namespace
+
+TEST_CASE("ordered_pairs counts strict wins of the later entry, across vector widths") {
+  std::vector<float> up(40), down(40), flat(40, 1.0f);
+  std::iota(up.begin(), up.end(), 0.0f);
+  for (int k = 0; k < 40; ++k) down[k] = -static_cast<float>(k);
+  up.resize(48);  // slack the vector loop may read
+  down.resize(48);
+  flat.resize(48);
+  for (int m : {0, 1, 2, 3, 7, 8, 9, 16, 17, 40}) {
+    CHECK(ordered_pairs(up.data(), 0, m) == std::int64_t(m) * (m - 1) / 2);
+    CHECK(ordered_pairs(down.data(), 0, m) == 0);
+    CHECK(ordered_pairs(flat.data(), 0, m) == 0);  // ties are not wins
+  }
+  std::vector<float> row = {3, 1, 2, 5, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  // pairs (a<b, row[b] > row[a]): (1,2) (0,3) (1,3) (2,3) (0,4) (1,4) (2,4) = 7
+  CHECK(ordered_pairs(row.data(), 0, 5) == 7);
+  CHECK(ordered_pairs(row.data(), 1, 5) == 5);  // drop the pairs that start at 0
+}
+
+TEST_CASE("ziggurat normals: mean 0, variance 1, tail mass, within standard errors") {
+  BlockStream rng(2024, 0);
+  const auto& z = ziggurat_tables();
+  const int N = 2'000'000;
+  std::vector<float> v(N);
+  rng.normals(z, v.data(), N);
+  double s = 0, s2 = 0, s4 = 0;
+  int tail = 0;
+  for (float x : v) {
+    s += x;
+    s2 += double(x) * x;
+    s4 += double(x) * x * x * x;
+    if (std::fabs(x) > 2.0) ++tail;
+  }
+  const double mean = s / N, var = s2 / N - mean * mean;
+  CHECK(std::fabs(mean) < 4.0 / std::sqrt(N));              // SE of the mean = 1/sqrt(N)
+  CHECK(std::fabs(var - 1.0) < 4.0 * std::sqrt(2.0 / N));   // SE of the variance = sqrt(2/N)
+  CHECK(std::fabs(s4 / N - 3.0) < 4.0 * std::sqrt(96.0 / N));  // 4th moment, var(x^4) = 105 - 9
+  const double p = 0.0455002638963584;                      // P(|x| > 2)
+  CHECK(std::fabs(double(tail) / N - p) < 4.0 * std::sqrt(p * (1 - p) / N));
+}
+
+TEST_CASE("layer 1 with LayerNorm: diagonal scores equal sqrt(d); weights are a distribution") {
+  for (int d : {16, 64, 256}) {
+    Settings s = test::ln_recency(d, 0.5, 1);
+    Simulator sim(s);
+    const SampleTrace t = sim.trace_sample(3, 5);
+    const auto& S = t.layers[0].scores;
+    const auto& A = t.layers[0].weights;
+    for (int i = 0; i < s.n; ++i) {
+      CHECK(S[i * s.n + i] == doctest::Approx(std::sqrt(d)).epsilon(1e-5));
+      double row = 0;
+      for (int j = 0; j < s.n; ++j) {
+        if (j > i) {
+          CHECK(std::isnan(S[i * s.n + j]));  // masked
+          CHECK(A[i * s.n + j] == 0.0f);
+        }
+        row += A[i * s.n + j];
+      }
+      CHECK(row == doctest::Approx(1.0).epsilon(1e-5));
+    }
+  }
+}
+
+TEST_CASE("trace and block agree: the recency metric of one sample equals its definition") {
+  Settings s = test::ln_recency(16, 0.5, 1);
+  Simulator sim(s);
+  const SampleTrace t = sim.trace_sample(0, 0);
+  const auto& S = t.layers[1].scores;
+  const int n = s.n;
+  std::int64_t wins = 0, triples = 0;
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < i; ++k)
+      for (int j = 0; j < k; ++j) {
+        ++triples;
+        if (S[i * n + k] > S[i * n + j]) ++wins;
+      }
+  CHECK(triples == sim.recency_triples());
+  CHECK(t.layers[1].recency == doctest::Approx(double(wins) / double(triples)));
+}
+
+TEST_CASE("the residual adds gamma X; without it the output is A Y exactly") {
+  Settings s = test::behind_rope(6, 32, 0.3, 1);
+  Simulator sim(s);
+  const SampleTrace t = sim.trace_sample(1, 2);
+  const auto& L1 = t.layers[0];
+  for (int i = 0; i < s.n; ++i)
+    for (int e = 0; e < s.d; ++e) {
+      double expect = s.gamma * t.input[i * s.d + e];
+      for (int j = 0; j <= i; ++j) expect += L1.weights[i * s.n + j] * L1.normalized[j * s.d + e];
+      CHECK(L1.output[i * s.d + e] == doctest::Approx(expect).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("masks: bidirectional scores are symmetric; a window hides keys at distance >= w") {
+  Settings s = test::ln_recency(16, 0.2, 1);
+  s.mask = MaskKind::bidirectional;
+  s.rope_base = 10000;
+  Simulator bi(s);
+  const auto S = bi.trace_sample(0, 0).layers[1].scores;
+  for (int i = 0; i < s.n; ++i)
+    for (int j = 0; j < s.n; ++j) CHECK(S[i * s.n + j] == S[j * s.n + i]);
+
+  s.mask = MaskKind::window;
+  s.window = 3;
+  Simulator win(s);
+  const auto t = win.trace_sample(0, 0);
+  for (int i = 0; i < s.n; ++i)
+    for (int j = 0; j < s.n; ++j) {
+      const bool visible = j <= i && i - j < 3;
+      CHECK(std::isnan(t.layers[0].scores[i * s.n + j]) == !visible);
+    }
+}
+
+TEST_CASE("edge settings give finite numbers: alpha = 1, n = 1, d = 1, every norm") {
+  for (Norm norm : {Norm::none, Norm::l2, Norm::layernorm, Norm::rmsnorm}) {
+    Settings s;
+    s.norm = norm;
+    s.layers = 3;
+    for (auto [n, d, alpha] : {std::tuple{10, 8, 1.0}, std::tuple{1, 8, 0.5}, std::tuple{10, 1, 0.5}, std::tuple{4, 1, 1.0}}) {
+      s.n = n;
+      s.d = d;
+      s.alpha = alpha;
+      REQUIRE(validate(s).empty());
+      Simulator sim(s);
+      const SampleTrace t = sim.trace_sample(0, 0);
+      for (const auto& L : t.layers) {
+        CHECK(all_finite(L.weights));
+        CHECK(all_finite(L.output));
+        for (int i = 0; i < n; ++i) CHECK(std::isfinite(L.scores[i * n + i]));
+      }
+    }
+  }
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs maskscope's Debian 12 build and test dependencies (skips when all are present).
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config
+  libeigen3-dev nlohmann-json3-dev libcli11-dev doctest-dev
+  libimgui-dev libglfw3-dev libepoxy-dev libstb-dev fonts-dejavu-core
+  xvfb xauth libgl1-mesa-dri libglx-mesa0
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
