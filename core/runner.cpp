@@ -134,12 +134,17 @@ std::shared_ptr<Snapshot> Run::build_snapshot_locked() {
 }
 
 void Run::publisher_main() {
+  bool published_data = false;
   for (;;) {
     std::shared_ptr<Snapshot> snap;
     bool last;
     {
       std::unique_lock lock(mutex_);
-      cv_.wait_for(lock, options_.publish_interval, [this] { return workers_running_ == 0; });
+      // The first snapshot goes out as soon as the first block is merged, so a restarted view
+      // shows data at once; later ones at the publish interval.
+      cv_.wait_for(lock, options_.publish_interval,
+                   [&] { return workers_running_ == 0 || (!published_data && merged_blocks_ > 0); });
+      published_data = published_data || merged_blocks_ > 0;
       last = workers_running_ == 0;
       snap = build_snapshot_locked();
       snap->cancelled = last && !snap->finished;

@@ -1,0 +1,109 @@
+// The GUI model without a window: restart on change, undo/redo, invalid edits, snapshot hand-off.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "controller.hpp"
+
+using namespace maskscope;
+using maskscope::gui::Controller;
+
+namespace {
+Settings small() {
+  Settings s;
+  s.n = 8;
+  s.d = 16;
+  s.layers = 2;
+  s.samples = 20'000;
+  s.threads = 2;
+  return s;
+}
+void wait_done(Controller& c) {
+  while (!(c.snapshot()->finished)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+}  // namespace
+
+TEST_CASE("an edit that changes the simulation restarts the run; an identical one does not") {
+  Controller c(small());
+  CHECK(c.restarts() == 1);
+  Settings s = c.settings();
+  c.edit(s);
+  CHECK(c.restarts() == 1);
+  s.alpha = 0.2;
+  CHECK(c.edit(s).empty());
+  CHECK(c.restarts() == 2);
+  wait_done(c);
+  auto snap = c.snapshot();
+  CHECK(snap->settings.alpha == 0.2);  // the snapshot belongs to the new settings
+  CHECK(snap->samples_done == 20'000);
+}
+
+TEST_CASE("an invalid edit keeps the running settings and names the problem") {
+  Controller c(small());
+  Settings s = c.settings();
+  s.rope_base = 10000;
+  s.d = 15;
+  const auto errors = c.edit(s);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].setting == "rope");
+  CHECK(c.settings().d == 16);
+  CHECK(c.restarts() == 1);
+}
+
+TEST_CASE("undo and redo walk the committed settings") {
+  Controller c(small());
+  Settings s = c.settings();
+  for (double a : {0.1, 0.2, 0.3}) {
+    s.alpha = a;
+    c.edit(s);  // e.g. a slider drag: several edits ...
+    s.alpha = a + 0.01;
+    c.edit(s);
+    c.commit_undo_point();  // ... then the mouse is released
+  }
+  CHECK(c.settings().alpha == doctest::Approx(0.31));
+  CHECK(c.undo());
+  CHECK(c.settings().alpha == doctest::Approx(0.21));
+  CHECK(c.undo());
+  CHECK(c.undo());
+  CHECK(c.settings().alpha == doctest::Approx(small().alpha));
+  CHECK_FALSE(c.undo());
+  CHECK(c.redo());
+  CHECK(c.settings().alpha == doctest::Approx(0.11));
+  // A new edit after undo drops the redo branch.
+  s = c.settings();
+  s.layers = 3;
+  c.edit(s);
+  c.commit_undo_point();
+  CHECK_FALSE(c.can_redo());
+}
+
+TEST_CASE("many rapid restarts: retired runs are cleaned up and the newest run completes") {
+  Controller c(small());
+  Settings s = c.settings();
+  for (int k = 0; k < 50; ++k) {
+    s.alpha = 0.01 * k;
+    c.edit(s);
+    c.poll();
+  }
+  wait_done(c);
+  for (int k = 0; k < 200 && c.retired_runs() > 0; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    c.poll();
+  }
+  CHECK(c.retired_runs() == 0);
+  CHECK(c.snapshot()->settings.alpha == doctest::Approx(0.49));
+}
+
+TEST_CASE("pause carries over to a restarted run") {
+  Controller c(small());
+  c.set_paused(true);
+  Settings s = c.settings();
+  s.seed = 9;
+  c.edit(s);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto held = c.snapshot()->samples_done;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(c.snapshot()->samples_done == held);
+  c.set_paused(false);
+  wait_done(c);
+}
