@@ -54,7 +54,6 @@ void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<P
   ImGui::InvisibleButton("##plot", size);
   const bool hovered = ImGui::IsItemHovered();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImGuiStyle& style = ImGui::GetStyle();
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 grid_col = ImGui::GetColorU32(ImGuiCol_Border);
   const float fh = ImGui::GetFontSize();
@@ -204,7 +203,6 @@ void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<P
         ImGui::SetTooltip("%s\nx = %g\ny = %.6g", bs->label.c_str(), bs->x[bk], bs->y[bk]);
     }
   }
-  (void)style;
   ImGui::PopID();
 }
 

@@ -218,8 +218,6 @@ void Views::draw_controls(float ui_scale) {
   ImGui::Spacing();
   ImGui::TextUnformatted("Monte Carlo");
   ImGui::Separator();
-  int log10s = int(std::lround(std::log10(double(std::max<std::int64_t>(1, s.samples)) * 2.0) * 2.0));
-  (void)log10s;
   std::int64_t smin = 1000, smax = 100'000'000;
   ImGui::SliderScalar("samples", ImGuiDataType_S64, &s.samples, &smin, &smax, "%lld",
                       ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
