@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "panels.hpp"  // nice_ticks
+
 namespace maskscope::gui {
 
 struct PlotSeries {
@@ -29,7 +31,5 @@ struct PlotSpec {
 // Draws the plot filling `size` (negative components: take the remaining space).
 void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<PlotSeries>& series);
 
-// "Nice" tick positions (1, 2, 5 x 10^k) covering [lo, hi] with about `target` ticks.
-std::vector<double> nice_ticks(double lo, double hi, int target);
 
 }  // namespace maskscope::gui

@@ -19,33 +19,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-const std::vector<double>& mean_of(const LayerStats& l, Quantity q) {
-  switch (q) {
-    case Quantity::score: return l.score_mean;
-    case Quantity::weight: return l.weight_mean;
-    case Quantity::cosine: return l.cosine_mean;
-  }
-  return l.score_mean;
-}
-const std::vector<double>& se_of(const LayerStats& l, Quantity q) {
-  switch (q) {
-    case Quantity::score: return l.score_se;
-    case Quantity::weight: return l.weight_se;
-    case Quantity::cosine: return l.cosine_se;
-  }
-  return l.score_se;
-}
-
-void finite_range(const std::vector<double>& v, float& lo, float& hi) {
-  double a = std::numeric_limits<double>::infinity(), b = -a;
-  for (double x : v)
-    if (std::isfinite(x)) { a = std::min(a, x); b = std::max(b, x); }
-  if (!std::isfinite(a)) { a = 0; b = 1; }
-  if (b - a < 1e-12) { a -= 1e-6; b += 1e-6; }
-  lo = float(a);
-  hi = float(b);
-}
-
 std::string format_se(double v, double se) {
   char buf[64];
   if (!std::isfinite(v)) return "n/a";
@@ -62,38 +35,6 @@ ImU32 series_color(int k) {
 }
 
 }  // namespace
-
-std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& view) {
-  const int n = snap.settings.n;
-  std::vector<PanelData> panels;
-  const bool diag = view.tab == Tab::diagonal;
-  for (const LayerStats& l : snap.layers) {
-    PanelData p;
-    p.layer = l.layer;
-    p.value = mean_of(l, view.quantity);
-    p.se = se_of(l, view.quantity);
-    if (diag) {
-      p.value = diagonal_normalized(p.value, n);
-      // Diverging, centred on 0, clipped at the 1% / 99% quantiles (Behind RoPE Fig. 5).
-      const double q = std::max(std::fabs(quantile(p.value, 0.01)), std::fabs(quantile(p.value, 0.99)));
-      const float m = std::isfinite(q) && q > 0 ? float(q) : 1e-6f;
-      p.lo = -m;
-      p.hi = m;
-    } else {
-      if (view.hide_diagonal && view.quantity != Quantity::cosine)
-        for (int i = 1; i < n; ++i) p.value[std::size_t(i) * n + i] = kNaN;
-      finite_range(p.value, p.lo, p.hi);
-    }
-    panels.push_back(std::move(p));
-  }
-  if (view.shared_range && !panels.empty()) {
-    float lo = panels[0].lo, hi = panels[0].hi;
-    for (const auto& p : panels) { lo = std::min(lo, p.lo); hi = std::max(hi, p.hi); }
-    if (diag) hi = std::max(std::fabs(lo), std::fabs(hi)), lo = -hi;
-    for (auto& p : panels) { p.lo = lo; p.hi = hi; }
-  }
-  return panels;
-}
 
 Views::Views(Controller& controller) : controller_(controller) {}
 

@@ -10,32 +10,9 @@
 #include "colormap.hpp"
 #include "controller.hpp"
 #include "heatmap.hpp"
+#include "panels.hpp"
 
 namespace maskscope::gui {
-
-enum class Tab { attention, diagonal, h_of_j, metrics };
-enum class Quantity { score, weight, cosine };
-
-struct ViewOptions {
-  Tab tab = Tab::attention;
-  Quantity quantity = Quantity::score;
-  ColormapId sequential = ColormapId::rocket;
-  ColormapId diverging = ColormapId::rdbu;
-  bool hide_diagonal = true;  // LN-recency Fig. 1: diagonal masked except row 0
-  bool shared_range = false;
-  bool light_theme = false;
-  bool operator==(const ViewOptions&) const = default;
-};
-
-// One displayed map: values as shown (NaN = masked or hidden), their standard errors, range.
-struct PanelData {
-  int layer = 0;
-  std::vector<double> value, se;
-  float lo = 0, hi = 1;
-};
-
-// Builds the panels for the current tab from a snapshot (no GL; tested without a window).
-std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& view);
 
 class Views {
  public:

@@ -1,0 +1,123 @@
+// Figures and presets, with no GL. A figure has rows (one configuration each, as the papers
+// compare 2-5 configurations side by side) and columns (the chosen layers, optionally repeated
+// for column groups such as d = 16 | d = 64 in LN-recency Fig. 1). A preset is the live window's
+// settings and view plus a figure: everything needed to reproduce a paper's figure.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/settings.hpp"
+#include "core/snapshot.hpp"
+#include "panels.hpp"
+
+namespace maskscope::gui {
+
+enum class FigureKind { heatmaps, h_of_j };
+
+struct FigureRow {
+  std::string label;  // empty: short_label(settings)
+  Settings settings;
+  Quantity quantity = Quantity::score;
+  Transform transform = Transform::raw;
+  bool operator==(const FigureRow&) const = default;
+};
+
+// A column group: its title and the settings it overrides (JSON object, e.g. {"d": 16}).
+struct FigureGroup {
+  std::string title;
+  nlohmann::json set = nlohmann::json::object();
+  bool operator==(const FigureGroup&) const = default;
+};
+
+struct FigureSpec {
+  std::string title;
+  FigureKind kind = FigureKind::heatmaps;
+  std::vector<int> layers = {1, 2};  // columns of each group, 1-based
+  std::vector<FigureGroup> groups;   // empty: one group that overrides nothing
+  std::vector<FigureRow> rows;
+  bool difference = false;   // show rows 2.. minus row 1 (same seed: same random draws)
+  bool shared_range = false; // one colour range for all panels (per transform)
+  bool hide_diagonal = true; // mask the diagonal except row 0 in raw S and A maps
+  bool show_metric = true;   // RP (S, A) or adjacency (cos) in each panel's title
+  ColormapId sequential = ColormapId::rocket;
+  ColormapId diverging = ColormapId::rdbu;
+  bool operator==(const FigureSpec&) const = default;
+};
+
+struct ExportOptions {
+  double scale = 2.0;  // 1x = the layout's natural size in pixels
+  int width = 0;       // > 0: PNG width in pixels (overrides scale)
+  bool operator==(const ExportOptions&) const = default;
+};
+
+struct Preset {
+  std::string name;         // file stem, e.g. "ln-recency-fig1"
+  std::string description;  // paper and figure
+  Settings settings;        // the live window's settings
+  ViewOptions view;
+  FigureSpec figure;
+  ExportOptions export_options;
+  bool operator==(const Preset&) const = default;
+};
+
+std::string_view to_string(FigureKind k);
+
+// The settings a figure cell simulates: row settings, then the group's overrides, with enough
+// layers for every column. Cells with equal settings share one run.
+Settings cell_settings(const FigureSpec& spec, std::size_t row, std::size_t group);
+std::vector<Settings> figure_simulations(const FigureSpec& spec);
+std::size_t group_count(const FigureSpec& spec);
+std::string row_label(const FigureRow& row);
+
+// Every violation in the figure, each naming where (e.g. "figure.rows[2].alpha").
+std::vector<SettingError> validate(const FigureSpec& spec);
+
+nlohmann::json preset_to_json(const Preset& p);
+// Throws std::runtime_error naming the key (e.g. "figure.rows[1].set.alpha: ...") on any error:
+// malformed JSON values, unknown keys, settings out of range. Never partially updates anything.
+Preset preset_from_json(const nlohmann::json& j);
+// Reads a preset file; on failure returns nullopt-like empty and sets `error` to a message that
+// names the file and, for JSON syntax errors, the byte where parsing stopped.
+bool load_preset_file(const std::string& path, Preset& out, std::string& error);
+// Writes through a temporary file renamed into place.
+bool save_preset_file(const std::string& path, const Preset& p, std::string& error);
+
+// Built-in presets (assets/presets, embedded at build time), in menu order.
+const std::vector<Preset>& shipped_presets();
+const Preset* find_shipped_preset(const std::string& name);
+
+// ---- What a figure shows, from the runs' snapshots ----
+
+struct FigureCell {
+  PanelData panel;
+  std::string metric_name;  // "RP", "adj" or empty
+  double metric = 0, metric_se = 0;
+  bool available = false;   // the run has samples
+};
+
+struct FigureCurve {  // h(j) figures: one series per row
+  std::string label;
+  std::vector<double> j, theory, simulated, simulated_se;  // simulated scaled to theory at j = 1
+};
+
+struct FigureData {
+  FigureSpec spec;
+  std::vector<std::string> row_labels;     // displayed rows (difference mode: rows 2.. as "B - A")
+  std::vector<std::string> group_titles;   // one per group
+  std::vector<std::vector<FigureCell>> cells;  // [displayed row][group * layers + layer column]
+  std::vector<std::vector<FigureCurve>> curves;  // h(j): [group][row]
+  std::int64_t samples_done = 0, samples_target = 0;
+  bool complete = false;  // every run finished
+  std::string note;       // e.g. a warning about differing seeds in difference mode
+};
+
+using SnapshotLookup = std::function<std::shared_ptr<const Snapshot>(const Settings&)>;
+FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup);
+
+}  // namespace maskscope::gui

@@ -1,0 +1,60 @@
+// Starting, sharing and retiring the runs of a figure.
+#include "figure_runs.hpp"
+
+#include <algorithm>
+
+namespace maskscope::gui {
+
+FigureRuns::~FigureRuns() {
+  for (auto& r : runs_) r->cancel();
+  for (auto& r : retired_) r->cancel();
+}
+
+void FigureRuns::update(const FigureSpec& spec) {
+  std::vector<Settings> wanted;
+  for (const Settings& s : figure_simulations(spec))
+    if (validate(s).empty()) wanted.push_back(s);
+  // Retire runs nobody needs.
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    const bool needed = std::any_of(wanted.begin(), wanted.end(), [&](const Settings& s) { return (*it)->settings().same_simulation(s); });
+    if (needed) {
+      ++it;
+    } else {
+      (*it)->cancel();
+      retired_.push_back(std::move(*it));
+      it = runs_.erase(it);
+    }
+  }
+  for (const Settings& s : wanted) {
+    const bool running = std::any_of(runs_.begin(), runs_.end(), [&](const auto& r) { return r->settings().same_simulation(s); });
+    if (running) continue;
+    runs_.push_back(std::make_unique<Run>(s, options_));
+    if (paused_) runs_.back()->set_paused(true);
+    ++started_;
+  }
+}
+
+std::shared_ptr<const Snapshot> FigureRuns::snapshot(const Settings& s) const {
+  for (const auto& r : runs_)
+    if (r->settings().same_simulation(s)) return r->snapshot();
+  return nullptr;
+}
+
+FigureData FigureRuns::build(const FigureSpec& spec) const {
+  return build_figure(spec, [this](const Settings& s) { return snapshot(s); });
+}
+
+bool FigureRuns::all_done() const {
+  return std::all_of(runs_.begin(), runs_.end(), [](const auto& r) { return r->done(); });
+}
+
+void FigureRuns::set_paused(bool paused) {
+  paused_ = paused;
+  for (auto& r : runs_) r->set_paused(paused);
+}
+
+void FigureRuns::poll() {
+  retired_.erase(std::remove_if(retired_.begin(), retired_.end(), [](const auto& r) { return r->done(); }), retired_.end());
+}
+
+}  // namespace maskscope::gui
