@@ -62,7 +62,7 @@ void add_colorbar(Scene& sc, float x0, float y0, float x1, float y1, const Color
   }
   sc.items.push_back(bar);
   sc.items.push_back(SceneRect{x0, y0, x1, y1, {0, 0, 0, 0}, kGrey, 0.5f});
-  const auto ticks = nice_ticks(lo, hi, 4);
+  const auto ticks = nice_ticks(lo, hi, 5);
   const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : std::max(1e-6, double(hi - lo));
   for (double t : ticks) {
     const float y = y1 - float((t - lo) / (hi - lo)) * (y1 - y0);

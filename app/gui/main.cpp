@@ -1,8 +1,9 @@
 // maskscope: the live window. GLFW + OpenGL 3.3 core + Dear ImGui; the simulation runs in the
 // background (core Run) and the UI draws the newest snapshot every frame.
 //
-//   maskscope [--set key=value ...] [--tab attention|diagonal|hofj|metrics] [--show score|weight|cosine]
-//             [--size WxH] [--theme dark|light] [--screenshot FILE] [--exit-when-done] [--ui-bench N]
+//   maskscope [--preset FILE|NAME] [--set key=value ...] [--samples N] [--tab attention|diagonal|hofj|metrics|figure]
+//             [--show score|weight|cosine] [--size WxH] [--theme dark|light] [--screenshot FILE]
+//             [--export-figure DIR] [--export-scale S] [--export-width PX] [--exit-when-done] [--ui-bench N]
 #include <epoxy/gl.h>
 // GLFW after epoxy, so that GLFW does not pull in the system GL header.
 #include <GLFW/glfw3.h>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,10 @@ namespace {
 struct Options {
   ms::Settings settings;
   gui::ViewOptions view;
+  std::optional<gui::Preset> preset;
+  std::string export_dir;
+  std::optional<double> export_scale;
+  std::optional<int> export_width;
   int width = 1280, height = 800;
   std::string screenshot;
   bool exit_when_done = false;
@@ -66,6 +72,23 @@ bool apply_set(const std::string& kv, ms::Settings& s, std::string& error) {
 
 int parse_options(int argc, char** argv, Options& o) {
   std::vector<std::string> errors;
+  // The preset comes first, whatever its place on the line: --set, --tab and --show refine it.
+  for (int k = 1; k + 1 < argc; ++k)
+    if (std::string(argv[k]) == "--preset") {
+      const std::string name = argv[k + 1];
+      gui::Preset p;
+      std::string error;
+      if (const gui::Preset* shipped = gui::find_shipped_preset(name)) p = *shipped;
+      else if (!gui::load_preset_file(name, p, error)) errors.push_back("--preset: " + error);
+      if (error.empty()) {
+        o.preset = p;
+        o.settings = p.settings;
+        const bool light = o.view.light_theme;
+        o.view = p.view;
+        o.view.light_theme = light;
+      }
+    }
+  std::optional<std::int64_t> samples;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto next = [&]() -> std::string {
@@ -76,7 +99,31 @@ int parse_options(int argc, char** argv, Options& o) {
       return argv[++k];
     };
     std::string err;
-    if (a == "--set") {
+    if (a == "--preset") {
+      next();  // read above
+    } else if (a == "--samples") {
+      const std::string t = next();
+      char* end = nullptr;
+      const double v = std::strtod(t.c_str(), &end);
+      if (end == t.c_str() || *end != '\0' || !(v >= double(ms::Limits::samples_min) && v <= double(ms::Limits::samples_max)) ||
+          v != std::floor(v))
+        errors.push_back("--samples: '" + t + "'; valid: a whole number in [1, 1e12], for the live run and every figure row");
+      else
+        samples = std::int64_t(v);
+    } else if (a == "--export-figure") {
+      o.export_dir = next();
+      if (o.export_dir.empty()) errors.push_back("--export-figure needs a folder");
+    } else if (a == "--export-scale") {
+      const std::string t = next();
+      const double v = std::atof(t.c_str());
+      if (!(v >= 0.25 && v <= 8)) errors.push_back("--export-scale: '" + t + "'; valid: [0.25, 8] (1x, 2x, 4x...)");
+      else o.export_scale = v;
+    } else if (a == "--export-width") {
+      const std::string t = next();
+      const int v = std::atoi(t.c_str());
+      if (v < 64 || v > 16384) errors.push_back("--export-width: '" + t + "'; valid: [64, 16384] pixels");
+      else o.export_width = v;
+    } else if (a == "--set") {
       if (!apply_set(next(), o.settings, err)) errors.push_back(err);
     } else if (a == "--tab") {
       const std::string t = next();
@@ -84,7 +131,8 @@ int parse_options(int argc, char** argv, Options& o) {
       else if (t == "diagonal") o.view.tab = gui::Tab::diagonal;
       else if (t == "hofj") o.view.tab = gui::Tab::h_of_j;
       else if (t == "metrics") o.view.tab = gui::Tab::metrics;
-      else errors.push_back("--tab: '" + t + "'; valid: attention, diagonal, hofj, metrics");
+      else if (t == "figure") o.view.tab = gui::Tab::figure;
+      else errors.push_back("--tab: '" + t + "'; valid: attention, diagonal, hofj, metrics, figure");
     } else if (a == "--show") {
       const std::string t = next();
       if (t == "score") o.view.quantity = gui::Quantity::score;
@@ -112,14 +160,25 @@ int parse_options(int argc, char** argv, Options& o) {
       const std::string t = next();
       o.view.hide_diagonal = t == "1" || t == "true";
     } else if (a == "--help" || a == "-h") {
-      std::printf("maskscope [--set key=value ...] [--tab attention|diagonal|hofj|metrics] [--show score|weight|cosine]\n"
-                  "          [--size WxH] [--theme dark|light] [--hide-diagonal 0|1] [--screenshot FILE] [--exit-when-done]\n"
-                  "          [--ui-bench N]\nkeys: n d layers alpha norm scale gamma rope mask unit_input samples seed threads\n");
+      std::printf("maskscope [--preset FILE|NAME] [--set key=value ...] [--samples N]\n"
+                  "          [--tab attention|diagonal|hofj|metrics|figure] [--show score|weight|cosine]\n"
+                  "          [--size WxH] [--theme dark|light] [--hide-diagonal 0|1] [--screenshot FILE]\n"
+                  "          [--export-figure DIR] [--export-scale S] [--export-width PX] [--exit-when-done] [--ui-bench N]\n"
+                  "keys: n d layers alpha norm scale gamma rope mask unit_input samples seed threads\npresets:");
+      for (const auto& p : gui::shipped_presets()) std::printf(" %s", p.name.c_str());
+      std::printf("\n");
       return 0;
     } else {
       errors.push_back("unknown option '" + a + "' (see --help)");
     }
   }
+  if (samples) {
+    o.settings.samples = *samples;
+    if (o.preset)
+      for (auto& r : o.preset->figure.rows) r.settings.samples = *samples;
+  }
+  if (!o.export_dir.empty() && (!o.preset || o.preset->figure.rows.empty()))
+    errors.push_back("--export-figure needs --preset with a figure (rows)");
   for (const auto& e : ms::validate(o.settings)) errors.push_back("--set " + e.setting + ": " + e.message);
   if (!errors.empty()) {
     for (const auto& e : errors) std::fprintf(stderr, "maskscope: %s\n", e.c_str());
@@ -186,13 +245,24 @@ int main(int argc, char** argv) {
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
 
+  int exit_code = 0;
   {
     ms::RunOptions run_options;
     run_options.low_priority = true;  // the UI thread keeps its core
     run_options.on_publish = [] { glfwPostEmptyEvent(); };
     gui::Controller controller(opt.settings, run_options);
-    gui::Views views(controller);
+    gui::Views views(controller, run_options);
     views.options() = opt.view;
+    if (opt.preset) {
+      gui::Preset p = *opt.preset;
+      p.settings = opt.settings;  // with --set and --samples applied
+      p.view = opt.view;
+      if (opt.export_scale) p.export_options = {*opt.export_scale, 0};
+      if (opt.export_width) p.export_options.width = *opt.export_width;
+      views.apply_preset(p);
+    }
+    const bool exporting = !opt.export_dir.empty();
+    bool exported = false;
 
     std::vector<double> frame_ms, first_heatmap_ms;
     int bench_restarts = 0, bench_frame = 0, last_restart_seen = controller.restarts();
@@ -201,7 +271,8 @@ int main(int argc, char** argv) {
     while (!glfwWindowShouldClose(window)) {
       // Redraw on activity: while a run refines, poll; when idle, sleep until an event.
       const auto snap = controller.snapshot();
-      const bool busy = !(snap->finished || snap->cancelled) || opt.exit_when_done || opt.ui_bench > 0;
+      const bool busy = !(snap->finished || snap->cancelled) || !views.figure_complete() || opt.exit_when_done ||
+                        opt.ui_bench > 0;
       if (busy) glfwPollEvents();
       else glfwWaitEventsTimeout(0.5);
 
@@ -220,14 +291,14 @@ int main(int argc, char** argv) {
       ImGui::SetNextWindowSize(io.DisplaySize);
       ImGui::Begin("##root", nullptr,
                    ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                       ImGuiWindowFlags_NoBringToFrontOnFocus);
+                       ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_MenuBar);
       views.draw(ui_scale);
       ImGui::End();
       ImGui::Render();
       int fw, fh;
       glfwGetFramebufferSize(window, &fw, &fh);
       glViewport(0, 0, fw, fh);
-      const ImVec4 bg = opt.view.light_theme ? ImVec4(1, 1, 1, 1) : ImVec4(0.1f, 0.1f, 0.11f, 1);
+      const ImVec4 bg = views.options().light_theme ? ImVec4(1, 1, 1, 1) : ImVec4(0.1f, 0.1f, 0.11f, 1);
       glClearColor(bg.x, bg.y, bg.z, 1);
       glClear(GL_COLOR_BUFFER_BIT);
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -236,7 +307,24 @@ int main(int argc, char** argv) {
         first_heatmap_ms.push_back(views.last_time_to_first_heatmap() * 1000.0);
         last_restart_seen = controller.restarts();
       }
-      const bool done = views.showing_final_snapshot();
+      // F12: the whole window, auto-numbered, into the export folder.
+      if (ImGui::IsKeyPressed(GLFW_KEY_F12, false)) {
+        const std::string path = views.next_screenshot_path();
+        views.set_status_message(save_screenshot(path, fw, fh) ? "screenshot " + path : "cannot write " + path);
+      }
+      // Headless figures: export once every run of the figure has finished.
+      if (exporting && !exported && views.figure_complete()) {
+        const gui::ExportResult r = views.export_figure_now(opt.export_dir);
+        exported = true;
+        if (r.ok) {
+          std::printf("maskscope: exported %zu files to %s (PNG %dx%d)\n", r.files.size(), opt.export_dir.c_str(), r.png_width,
+                      r.png_height);
+        } else {
+          std::fprintf(stderr, "maskscope: export failed: %s\n", r.error.c_str());
+          exit_code = 1;
+        }
+      }
+      const bool done = exporting ? exported : views.showing_final_snapshot();
       if (opt.exit_when_done && done) ++frames_after_done;
       if (!opt.screenshot.empty() && ((opt.exit_when_done && frames_after_done == 2) ||
                                       (opt.ui_bench > 0 && bench_restarts == opt.ui_bench))) {
@@ -263,5 +351,5 @@ int main(int argc, char** argv) {
   ImGui::DestroyContext();
   glfwDestroyWindow(window);
   glfwTerminate();
-  return 0;
+  return exit_code;
 }

@@ -36,7 +36,8 @@ ImU32 series_color(int k) {
 
 }  // namespace
 
-Views::Views(Controller& controller) : controller_(controller) {}
+Views::Views(Controller& controller, RunOptions run_options)
+    : controller_(controller), figure_runs_(std::move(run_options)) {}
 
 bool Views::showing_final_snapshot() const {
   return shown_ && (shown_->finished || shown_->cancelled) && shown_restart_ == controller_.restarts();
@@ -65,6 +66,8 @@ void Views::refresh_textures() {
 
 void Views::draw(float ui_scale) {
   controller_.poll();
+  draw_menu();
+  refresh_figure(false);
   renderer_.begin_frame();
   refresh_textures();
 
@@ -91,6 +94,7 @@ void Views::draw(float ui_scale) {
     tab("Diagonal-normalized", Tab::diagonal);
     tab("h(j) and norms", Tab::h_of_j);
     tab("Metrics", Tab::metrics);
+    tab("Figure", Tab::figure);
     ImGui::EndTabBar();
     requested_tab_ = false;
   }
@@ -99,6 +103,7 @@ void Views::draw(float ui_scale) {
     case Tab::diagonal: draw_heatmaps(true); break;
     case Tab::h_of_j: draw_h_of_j(); break;
     case Tab::metrics: draw_metrics(); break;
+    case Tab::figure: draw_figure(ui_scale); break;
   }
   ImGui::EndChild();
   draw_status();
