@@ -262,6 +262,8 @@ int main(int argc, char** argv) {
       views.apply_preset(p);
     }
     const bool exporting = !opt.export_dir.empty();
+    // Headless export: the figure's runs get the cores; the live run waits (shown as paused).
+    if (exporting) controller.set_paused(true);
     bool exported = false;
 
     std::vector<double> frame_ms, first_heatmap_ms;
@@ -324,7 +326,7 @@ int main(int argc, char** argv) {
           exit_code = 1;
         }
       }
-      const bool done = exporting ? exported : views.showing_final_snapshot();
+      const bool done = exporting ? exported : views.showing_final_snapshot() && views.figure_complete();
       if (opt.exit_when_done && done) ++frames_after_done;
       if (!opt.screenshot.empty() && ((opt.exit_when_done && frames_after_done == 2) ||
                                       (opt.ui_bench > 0 && bench_restarts == opt.ui_bench))) {
