@@ -32,9 +32,13 @@ Rgba palette(std::size_t k) {
   return p[k % 8];
 }
 
-std::string fmt(const char* f, double v) {
+// "0.63824 ± 0.00003": at least 4 decimals (the papers' precision), more when the standard error
+// needs them, so the SE always shows with one or two significant digits.
+std::string value_with_se(double v, double se) {
+  int decimals = 4;
+  if (std::isfinite(se) && se > 0) decimals = std::clamp(1 - int(std::floor(std::log10(se))), 4, 8);
   char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
+  std::snprintf(buf, sizeof buf, "%.*f \u00b1 %.*f", decimals, v, decimals, std::isfinite(se) ? se : 0.0);
   return buf;
 }
 
@@ -129,8 +133,8 @@ Scene layout_heatmaps(const FigureData& data) {
       sc.items.push_back(SceneText{(x0 + x1) / 2, ry + fs_label, fs_label, title, Anchor::middle, false, false, kBlack});
       if (!cell.metric_name.empty() && std::isfinite(cell.metric))
         sc.items.push_back(SceneText{(x0 + x1) / 2, ry + fs_label + 4 + fs_metric, fs_metric,
-                                     cell.metric_name + " = " + fmt("%.4f", cell.metric) + " \u00b1 " + fmt("%.4f", cell.metric_se),
-                                     Anchor::middle, false, false, kBlack});
+                                     cell.metric_name + " = " + value_with_se(cell.metric, cell.metric_se), Anchor::middle,
+                                     false, false, kBlack});
       SceneHeatmap hm{x0, hy0, x1, hy1, p.n, {}, "r" + std::to_string(r) + "-c" + std::to_string(c)};
       hm.cells.reserve(p.value.size());
       for (double v : p.value) hm.cells.push_back(from_map(cm, v, p.lo, p.hi));
