@@ -312,7 +312,10 @@ int main(int argc, char** argv) {
       // F12: the whole window, auto-numbered, into the export folder.
       if (ImGui::IsKeyPressed(GLFW_KEY_F12, false)) {
         const std::string path = views.next_screenshot_path();
-        views.set_status_message(save_screenshot(path, fw, fh) ? "screenshot " + path : "cannot write " + path);
+        const bool ok = save_screenshot(path, fw, fh);
+        views.set_status_message(ok ? "screenshot " + path : "cannot write " + path);
+        std::fprintf(ok ? stdout : stderr, "maskscope: %s %s\n", ok ? "screenshot" : "cannot write", path.c_str());
+        std::fflush(stdout);
       }
       // Headless figures: export once every run of the figure has finished.
       if (exporting && !exported && views.figure_complete()) {
