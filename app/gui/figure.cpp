@@ -183,13 +183,7 @@ Preset preset_from_json(const json& j) {
   if (!j.contains("settings")) throw std::runtime_error("preset: missing 'settings'");
   apply_settings(j.at("settings"), p.settings, "settings");
   throw_if_invalid(p.settings, "settings");
-  if (j.contains("view")) {
-    try {
-      view_from_json(j.at("view"), p.view);
-    } catch (const std::exception& e) {
-      throw std::runtime_error(e.what());
-    }
-  }
+  if (j.contains("view")) view_from_json(j.at("view"), p.view);
   if (j.contains("figure")) {
     const json& f = j.at("figure");
     check_keys(f, "figure",
@@ -305,25 +299,37 @@ bool load_preset_file(const std::string& path, Preset& out, std::string& error) 
   return false;
 }
 
-bool save_preset_file(const std::string& path, const Preset& p, std::string& error) {
+bool write_atomically(const std::string& path, const std::function<std::string(const std::string& tmp)>& write,
+                      std::string& error) {
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << preset_to_json(p).dump(2) << "\n";
-    if (!out.flush()) {
-      error = "cannot write '" + tmp + "'";
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      return false;
-    }
-  }
   std::error_code ec;
+  if (const std::string failed = write(tmp); !failed.empty()) {
+    error = failed;
+    std::filesystem::remove(tmp, ec);
+    return false;
+  }
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
     error = "cannot rename '" + tmp + "' to '" + path + "': " + ec.message();
+    std::filesystem::remove(tmp, ec);
     return false;
   }
   return true;
+}
+
+bool write_file_atomic(const std::string& path, const std::string& content, std::string& error) {
+  return write_atomically(
+      path,
+      [&](const std::string& tmp) {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out.write(content.data(), std::streamsize(content.size()));
+        return out.flush() ? std::string() : "cannot write '" + tmp + "'";
+      },
+      error);
+}
+
+bool save_preset_file(const std::string& path, const Preset& p, std::string& error) {
+  return write_file_atomic(path, preset_to_json(p).dump(2) + "\n", error);
 }
 
 const std::vector<Preset>& shipped_presets() {

@@ -88,6 +88,13 @@ bool load_preset_file(const std::string& path, Preset& out, std::string& error);
 // Writes through a temporary file renamed into place.
 bool save_preset_file(const std::string& path, const Preset& p, std::string& error);
 
+// Every file maskscope writes goes through `path`.tmp and a rename, so a crash never leaves half a
+// file. `write` fills the temporary path and returns an error message, empty on success; on any
+// failure the temporary file is removed and `error` says what went wrong.
+bool write_atomically(const std::string& path, const std::function<std::string(const std::string& tmp)>& write,
+                      std::string& error);
+bool write_file_atomic(const std::string& path, const std::string& content, std::string& error);
+
 // Built-in presets (assets/presets, embedded at build time), in menu order.
 const std::vector<Preset>& shipped_presets();
 const Preset* find_shipped_preset(const std::string& name);

@@ -3,7 +3,6 @@
 #include <cairo.h>
 
 #include <cmath>
-#include <filesystem>
 #include <numbers>
 
 #include "figure_render.hpp"
@@ -115,22 +114,16 @@ bool write_scene_png(const Scene& scene, double scale, const std::string& path, 
     }
   }
   cairo_destroy(cr);
-  const std::string tmp = path + ".tmp";
-  const cairo_status_t status = cairo_surface_write_to_png(surface, tmp.c_str());
+  const bool ok = write_atomically(
+      path,
+      [&](const std::string& tmp) {
+        const cairo_status_t status = cairo_surface_write_to_png(surface, tmp.c_str());
+        return status == CAIRO_STATUS_SUCCESS ? std::string()
+                                              : "cannot write '" + tmp + "': " + cairo_status_to_string(status);
+      },
+      error);
   cairo_surface_destroy(surface);
-  if (status != CAIRO_STATUS_SUCCESS) {
-    error = "cannot write '" + tmp + "': " + cairo_status_to_string(status);
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    return false;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    error = "cannot rename '" + tmp + "' to '" + path + "': " + ec.message();
-    return false;
-  }
-  return true;
+  return ok;
 }
 
 }  // namespace maskscope::gui

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/result_json.hpp"
@@ -356,27 +355,6 @@ std::string curves_csv(const std::vector<FigureCurve>& curves) {
     out += '\n';
   }
   return out;
-}
-
-bool write_file_atomic(const std::string& path, const std::string& content, std::string& error) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), std::streamsize(content.size()));
-    if (!out.flush()) {
-      error = "cannot write '" + tmp + "'";
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    error = "cannot rename '" + tmp + "' to '" + path + "': " + ec.message();
-    return false;
-  }
-  return true;
 }
 
 ExportResult export_figure(const FigureData& data, const Preset& preset, const std::string& dir,

@@ -88,7 +88,4 @@ struct ExportResult {
 ExportResult export_figure(const FigureData& data, const Preset& preset, const std::string& dir,
                            const ExportOptions& options);
 
-// Writes `content` to `path` through `path`.tmp and a rename.
-bool write_file_atomic(const std::string& path, const std::string& content, std::string& error);
-
 }  // namespace maskscope::gui

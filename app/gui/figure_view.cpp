@@ -239,7 +239,7 @@ void Views::draw_menu() {
   }
 }
 
-void Views::draw_figure_rows(float ui_scale) {
+void Views::draw_figure_rows() {
   const float fh = ImGui::GetFontSize();
   if (ImGui::Button("Add current settings as a row")) {
     figure_.rows.push_back({"", controller_.settings(), view_.quantity,
@@ -281,7 +281,7 @@ void Views::draw_figure_rows(float ui_scale) {
   ImGui::TableSetupColumn("settings", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("show", ImGuiTableColumnFlags_WidthFixed, fh * 6);
   ImGui::TableSetupColumn("map", ImGuiTableColumnFlags_WidthFixed, fh * 8);
-  ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, fh * 6.5f * ui_scale / std::max(ui_scale, 1.0f));
+  ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, fh * 6.5f);
   ImGui::TableHeadersRow();
   int move_from = -1, move_to = -1, remove = -1;
   for (std::size_t r = 0; r < figure_.rows.size(); ++r) {
@@ -319,9 +319,9 @@ void Views::draw_figure_rows(float ui_scale) {
   if (figure_.rows.size() < 2) figure_.difference = false;
 }
 
-void Views::draw_figure(float ui_scale) {
+void Views::draw_figure() {
   const float fh = ImGui::GetFontSize();
-  draw_figure_rows(ui_scale);
+  draw_figure_rows();
   for (const auto& e : validate(figure_)) ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.25f, 1), "%s: %s", e.setting.c_str(), e.message.c_str());
 
   // Export line: folder, size, button, last result.

@@ -194,11 +194,13 @@ bool save_screenshot(const std::string& path, int w, int h) {
   glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
   for (auto it = pixels.begin() + 3; it < pixels.end(); it += 4) *it = 255;  // opaque
   stbi_flip_vertically_on_write(1);
-  const std::string tmp = path + ".tmp.png";
-  if (!stbi_write_png(tmp.c_str(), w, h, 4, pixels.data(), w * 4)) return false;
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  return !ec;
+  std::string error;
+  return gui::write_atomically(
+      path,
+      [&](const std::string& tmp) {
+        return stbi_write_png(tmp.c_str(), w, h, 4, pixels.data(), w * 4) ? std::string() : "cannot write '" + tmp + "'";
+      },
+      error);
 }
 
 double percentile(std::vector<double> v, double q) {

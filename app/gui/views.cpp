@@ -103,7 +103,7 @@ void Views::draw(float ui_scale) {
     case Tab::diagonal: draw_heatmaps(true); break;
     case Tab::h_of_j: draw_h_of_j(); break;
     case Tab::metrics: draw_metrics(); break;
-    case Tab::figure: draw_figure(ui_scale); break;
+    case Tab::figure: draw_figure(); break;
   }
   ImGui::EndChild();
   draw_status();

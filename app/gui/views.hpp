@@ -53,8 +53,8 @@ class Views {
   void draw_metrics();
   void refresh_textures();
   void draw_menu();
-  void draw_figure(float ui_scale);
-  void draw_figure_rows(float ui_scale);
+  void draw_figure();
+  void draw_figure_rows();
   void refresh_figure(bool force);
 
   Controller& controller_;
