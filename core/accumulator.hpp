@@ -18,7 +18,7 @@ struct AccumLayout {
 
   AccumLayout() = default;
   AccumLayout(int n_, int layers_)
-      : n(n_), layers(layers_), per_layer(3 * std::size_t(n_) * n_ + n_ + 2) {}
+      : n(n_), layers(layers_), per_layer(3 * std::size_t(n_) * n_ + n_ + 4) {}
 
   std::size_t total() const { return per_layer * layers; }
   std::size_t base(int l) const { return per_layer * l; }
@@ -28,6 +28,8 @@ struct AccumLayout {
   std::size_t norm(int l) const { return base(l) + 3 * std::size_t(n) * n; }    // n, ||x_i||
   std::size_t recency(int l) const { return norm(l) + n; }                      // per-sample RP
   std::size_t adjacency(int l) const { return recency(l) + 1; }                 // per-sample adjacency
+  std::size_t recency_ties(int l) const { return recency(l) + 2; }              // per-sample tie fraction (RP)
+  std::size_t adjacency_ties(int l) const { return recency(l) + 3; }            // per-sample tie fraction (adjacency)
 };
 
 // Raw sums of one block of samples.

@@ -35,11 +35,14 @@ double quantile(const std::vector<double>& values, double q) {
   for (double v : values)
     if (std::isfinite(v)) finite.push_back(v);
   if (finite.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(finite.begin(), finite.end());
+  // Selection, not a sort: the lower order statistic by nth_element, the next one is the
+  // smallest of what lies above it.
   const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(finite.size() - 1);
   const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, finite.size() - 1);
-  return finite[lo] + (pos - static_cast<double>(lo)) * (finite[hi] - finite[lo]);
+  std::nth_element(finite.begin(), finite.begin() + std::ptrdiff_t(lo), finite.end());
+  const double a = finite[lo];
+  const double b = lo + 1 < finite.size() ? *std::min_element(finite.begin() + std::ptrdiff_t(lo) + 1, finite.end()) : a;
+  return a + (pos - static_cast<double>(lo)) * (b - a);
 }
 
 }  // namespace maskscope

@@ -28,19 +28,11 @@ Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::mo
   block_count_ = (s.samples + block_size_ - 1) / block_size_;
   accum_size_ = AccumLayout(s.n, s.layers).total();
   moments_ = RunMoments(accum_size_);
-  {
-    Simulator probe(s);
-    key_lo_.resize(s.n);
-    key_hi_.resize(s.n);
-    for (int i = 0; i < s.n; ++i) {
-      key_lo_[i] = probe.key_lo(i);
-      key_hi_[i] = probe.key_hi(i);
-    }
-  }
+  keys_ = key_ranges(s);
   const int threads = resolved_threads(s);
   lookahead_ = 2 * threads;  // bounds the blocks waiting for their turn to merge
   start_ = std::chrono::steady_clock::now();
-  snapshot_ = build_snapshot_locked();
+  snapshot_ = build_snapshot(moments_);
   workers_running_ = threads;
   for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { worker_main(); });
   publisher_ = std::thread([this] { publisher_main(); });
@@ -121,23 +113,17 @@ void Run::worker_main() {
   cv_.notify_all();
 }
 
-std::shared_ptr<Snapshot> Run::build_snapshot_locked() {
-  auto snap = std::make_shared<Snapshot>(make_snapshot(settings_, moments_, key_lo_, key_hi_));
-  const auto now = std::chrono::steady_clock::now();
-  auto active = now - start_ - paused_total_;
-  if (paused_.load()) active -= now - paused_since_;
-  snap->elapsed_s = std::chrono::duration<double>(now - start_).count();
-  const double active_s = std::chrono::duration<double>(active).count();
-  snap->samples_per_s = active_s > 0 ? static_cast<double>(snap->samples_done) / active_s : 0.0;
-  snap->finished = snap->samples_done >= settings_.samples;
-  return snap;
+std::shared_ptr<Snapshot> Run::build_snapshot(const RunMoments& moments) const {
+  return std::make_shared<Snapshot>(make_snapshot(settings_, moments, keys_));
 }
 
 void Run::publisher_main() {
   bool published_data = false;
   for (;;) {
-    std::shared_ptr<Snapshot> snap;
     bool last;
+    RunMoments copy;
+    double active_s = 0;
+    auto now = std::chrono::steady_clock::now();
     {
       std::unique_lock lock(mutex_);
       // The first snapshot goes out as soon as the first block is merged, so a restarted view
@@ -146,9 +132,17 @@ void Run::publisher_main() {
                    [&] { return workers_running_ == 0 || (!published_data && merged_blocks_ > 0); });
       published_data = published_data || merged_blocks_ > 0;
       last = workers_running_ == 0;
-      snap = build_snapshot_locked();
-      snap->cancelled = last && !snap->finished;
+      copy = moments_;  // the workers wait only for this copy, not for the snapshot built from it
+      now = std::chrono::steady_clock::now();
+      auto active = now - start_ - paused_total_;
+      if (paused_.load()) active -= now - paused_since_;
+      active_s = std::chrono::duration<double>(active).count();
     }
+    std::shared_ptr<Snapshot> snap = build_snapshot(copy);
+    snap->elapsed_s = std::chrono::duration<double>(now - start_).count();
+    snap->samples_per_s = active_s > 0 ? static_cast<double>(snap->samples_done) / active_s : 0.0;
+    snap->finished = snap->samples_done >= settings_.samples;
+    snap->cancelled = last && !snap->finished;
     {
       std::lock_guard lock(snapshot_mutex_);
       snapshot_ = std::move(snap);

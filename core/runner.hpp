@@ -16,6 +16,7 @@
 
 #include "accumulator.hpp"
 #include "settings.hpp"
+#include "simulator.hpp"
 #include "snapshot.hpp"
 
 namespace maskscope {
@@ -46,14 +47,15 @@ class Run {
  private:
   void worker_main();
   void publisher_main();
-  std::shared_ptr<Snapshot> build_snapshot_locked();
+  // Copies the merged moments under the workers' lock; the snapshot is built from the copy.
+  std::shared_ptr<Snapshot> build_snapshot(const RunMoments& moments) const;
 
   Settings settings_;
   RunOptions options_;
   std::int64_t block_size_ = 1;
   std::int64_t block_count_ = 0;
   std::size_t accum_size_ = 0;
-  std::vector<int> key_lo_, key_hi_;
+  KeyRanges keys_;
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;

@@ -124,191 +124,245 @@ struct Simulator::Work {
 
 namespace {
 
+// The steps of one sample, in the order of MODEL.md sections 1-4. Each is always inlined into
+// run_samples, so the x86-64-v3 clone of the kernel gets wide vectors in every step.
+
+// LN-recency Eq. 6 (MODEL.md section 1): x_i = (eps_i + c v) / sqrt(d), c = sqrt(alpha / (1 - alpha));
+// alpha = 1 is the limit in which every token is v / sqrt(d). Optionally unit norm (Behind RoPE Sec. 3.2).
+[[gnu::always_inline]] inline void draw_inputs(const KernelArgs& k, BlockStream& rng, float* x, float* v) {
+  const int n = k.n, d = k.d;
+  if (k.alpha_one) {
+    rng.normals(*k.zig, v, d);
+    for (int e = 0; e < d; ++e) v[e] *= k.inv_sqrt_d;
+    for (int i = 0; i < n; ++i) std::copy(v, v + d, x + std::size_t(i) * d);
+  } else {
+    if (k.anisotropy != 0.0f) {
+      rng.normals(*k.zig, v, d);
+      for (int e = 0; e < d; ++e) v[e] *= k.anisotropy;
+    } else {
+      std::fill(v, v + d, 0.0f);
+    }
+    rng.normals(*k.zig, x, n * d);
+    for (int i = 0; i < n; ++i) {
+      float* xi = x + std::size_t(i) * d;
+#pragma omp simd
+      for (int e = 0; e < d; ++e) xi[e] = (xi[e] + v[e]) * k.inv_sqrt_d;
+    }
+  }
+  if (k.unit_input)
+    for (int i = 0; i < n; ++i) normalize_row(Norm::l2, x + std::size_t(i) * d, x + std::size_t(i) * d, d);
+}
+
+// Q = K = Rope(Y) (Su et al., RoFormer Eq. 34): pair (2p, 2p+1) of token i turns by i theta^(-2p/d).
+// Values are not rotated (MODEL.md section 2).
+[[gnu::always_inline]] inline void rotate(const KernelArgs& k, const float* y, float* q) {
+  const int half = k.d / 2;
+  for (int i = 0; i < k.n; ++i) {
+    const float* yi = y + std::size_t(i) * k.d;
+    float* qi = q + std::size_t(i) * k.d;
+    const float* cs = k.rope_cos + std::size_t(i) * half;
+    const float* sn = k.rope_sin + std::size_t(i) * half;
+    for (int p = 0; p < half; ++p) {
+      const float a0 = yi[2 * p], a1 = yi[2 * p + 1];
+      qi[2 * p] = a0 * cs[p] - a1 * sn[p];
+      qi[2 * p + 1] = a0 * sn[p] + a1 * cs[p];
+    }
+  }
+}
+
+// S = Mask(scale Q K^T) (MODEL.md section 2): the lower triangle within each row's key range,
+// mirrored when bidirectional (Q = K, so S is symmetric).
+[[gnu::always_inline]] inline void scores(const KernelArgs& k, const float* q, float* S) {
+  const int n = k.n, d = k.d;
+  for (int i = 0; i < n; ++i) dot_row(q + std::size_t(i) * d, q, d, k.lo[i], i, k.scale, S + i * n + k.lo[i]);
+  if (k.bidirectional)
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j < n; ++j) S[i * n + j] = S[j * n + i];
+}
+
+// A = softmax_rows(S) over the unmasked keys (vector exp; S has 8 floats of slack).
+[[gnu::always_inline]] inline void softmax(const KernelArgs& k, const float* S, float* A) {
+  const int n = k.n;
+  for (int i = 0; i < n; ++i) {
+    const int lo = k.lo[i], hi = k.hi[i];
+    const float* Si = S + std::size_t(i) * n;
+    float* Ai = A + std::size_t(i) * n;
+    float m = Si[lo];
+    for (int j = lo + 1; j <= hi; ++j) m = std::max(m, Si[j]);
+    simd::f8 zv = {};
+    float tail[8];
+    int j = lo;
+    for (; j + 8 <= hi + 1; j += 8) {
+      const simd::f8 e = simd::exp_nonpositive(simd::load(Si + j) - m);
+      std::memcpy(Ai + j, &e, sizeof e);
+      zv += e;
+    }
+    if (j <= hi) {
+      const simd::f8 e = simd::exp_nonpositive(simd::load(Si + j) - m);
+      std::memcpy(tail, &e, sizeof e);
+      for (int lane = 0; j + lane <= hi; ++lane) {
+        Ai[j + lane] = tail[lane];
+        zv[lane] += tail[lane];
+      }
+    }
+    const float inv_z = 1.0f / simd::hsum(zv);
+    for (int jj = lo; jj <= hi; ++jj) Ai[jj] *= inv_z;
+  }
+}
+
+// X' = A Y + gamma X (MODEL.md section 2; gamma = residual strength).
+[[gnu::always_inline]] inline void mix(const KernelArgs& k, const float* A, const float* y, const float* x, float* xn) {
+  for (int i = 0; i < k.n; ++i)
+    simd::weighted_rows(A + std::size_t(i) * k.n, y, k.d, k.lo[i], k.hi[i], k.gamma, x + std::size_t(i) * k.d,
+                        xn + std::size_t(i) * k.d);
+}
+
+// Norms (Chi et al.'s variance signal) and cosine similarities (Zuo et al.) of the layer's
+// output, MODEL.md section 3: lower triangle of C, cos(x, x) = 1.
+[[gnu::always_inline]] inline void output_cosines(const KernelArgs& k, const float* xn, float* inv_norm, float* C) {
+  const int n = k.n, d = k.d;
+  for (int i = 0; i < n; ++i) {
+    const float* oi = xn + std::size_t(i) * d;
+    const float ss = dot(oi, oi, d);
+    inv_norm[i] = ss > 0.0f ? 1.0f / std::sqrt(ss) : 0.0f;
+  }
+  for (int i = 0; i < n; ++i) {
+    float* Ci = C + std::size_t(i) * n;
+    if (i > 0) dot_row(xn + std::size_t(i) * d, xn, d, 0, i - 1, inv_norm[i], Ci);
+    for (int j = 0; j < i; ++j) Ci[j] *= inv_norm[j];
+    Ci[i] = inv_norm[i] > 0.0f ? 1.0f : 0.0f;
+  }
+}
+
+struct SampleMetrics {
+  double recency, recency_ties, adjacency, adjacency_ties;
+};
+
+// MODEL.md section 4, one sample. Recency probability (LN-recency Sec. 3): over triples
+// i > k > j of unmasked keys, the fraction with S_ik > S_ij, ties 1/2. Adjacency score (Zuo et
+// al. Sec. 4.1, App. A): over rows k >= 2 of C and pairs i < j < k (diagonal left out), the
+// fraction with C_ki < C_kj, ties 1/2, averaged over rows. NaN where no comparison exists.
+[[gnu::always_inline]] inline SampleMetrics sample_metrics(const KernelArgs& k, const float* S, const float* C) {
+  const int n = k.n;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  SampleMetrics m{nan, nan, nan, nan};
+  if (k.triples > 0) {
+    PairCounts total;
+    for (int i = 0; i < n; ++i) {
+      const PairCounts c = ordered_pairs(S + std::size_t(i) * n, k.lo[i], i);
+      total.wins += c.wins;
+      total.ties += c.ties;
+    }
+    m.recency = 0.5 * static_cast<double>(total.half_units()) / static_cast<double>(k.triples);
+    m.recency_ties = static_cast<double>(total.ties) / static_cast<double>(k.triples);
+  }
+  if (n >= 3) {
+    double row_sum = 0.0, tie_sum = 0.0;
+    for (int r = 2; r < n; ++r) {
+      const PairCounts c = ordered_pairs(C + std::size_t(r) * n, 0, r);
+      const double pairs = 0.5 * static_cast<double>(r) * (r - 1);
+      row_sum += 0.5 * static_cast<double>(c.half_units()) / pairs;
+      tie_sum += static_cast<double>(c.ties) / pairs;
+    }
+    m.adjacency = row_sum / (n - 2);
+    m.adjacency_ties = tie_sum / (n - 2);
+  }
+  return m;
+}
+
+// Adds this layer's S, A, C, norms and metrics (and their squares) to the block sums.
+[[gnu::always_inline]] inline void accumulate(const KernelArgs& k, int l, const float* S, const float* A,
+                                              const float* C, const float* inv_norm, const SampleMetrics& m,
+                                              BlockSums& sums) {
+  const int n = k.n;
+  const AccumLayout& L = *k.layout;
+  double* sum = sums.sum.data();
+  double* sq = sums.sumsq.data();
+  for (int i = 0; i < n; ++i) {
+    const std::size_t os = L.score(l) + std::size_t(i) * n, oa = L.weight(l) + std::size_t(i) * n;
+    const std::size_t oc = L.cosine(l) + std::size_t(i) * n;
+    const float* Si = S + std::size_t(i) * n;
+    const float* Ai = A + std::size_t(i) * n;
+    const float* Ci = C + std::size_t(i) * n;
+    for (int j = k.lo[i]; j <= k.hi[i]; ++j) {
+      const double sv = Si[j], av = Ai[j];
+      sum[os + j] += sv;
+      sq[os + j] += sv * sv;
+      sum[oa + j] += av;
+      sq[oa + j] += av * av;
+    }
+    for (int j = 0; j <= i; ++j) {
+      const double cv = Ci[j];
+      sum[oc + j] += cv;
+      sq[oc + j] += cv * cv;
+    }
+    const double norm_i = inv_norm[i] > 0.0f ? 1.0 / inv_norm[i] : 0.0;
+    sum[L.norm(l) + i] += norm_i;
+    sq[L.norm(l) + i] += norm_i * norm_i;
+  }
+  auto add = [&](std::size_t at, double v) {
+    sum[at] += v;
+    sq[at] += v * v;
+  };
+  if (k.triples > 0) {
+    add(L.recency(l), m.recency);
+    add(L.recency_ties(l), m.recency_ties);
+  }
+  if (n >= 3) {
+    add(L.adjacency(l), m.adjacency);
+    add(L.adjacency_ties(l), m.adjacency_ties);
+  }
+}
+
+void record_layer(const KernelArgs& k, const float* y, const float* xn, const float* S, const float* A,
+                  const SampleMetrics& m, LayerTrace& lt) {
+  const int n = k.n, d = k.d;
+  lt.normalized.assign(y, y + std::size_t(n) * d);
+  lt.output.assign(xn, xn + std::size_t(n) * d);
+  lt.scores.assign(std::size_t(n) * n, std::numeric_limits<float>::quiet_NaN());
+  lt.weights.assign(std::size_t(n) * n, 0.0f);
+  for (int i = 0; i < n; ++i)
+    for (int j = k.lo[i]; j <= k.hi[i]; ++j) {
+      lt.scores[i * n + j] = S[i * n + j];
+      lt.weights[i * n + j] = A[i * n + j];
+    }
+  lt.recency = m.recency;
+  lt.recency_ties = m.recency_ties;
+  lt.adjacency = m.adjacency;
+  lt.adjacency_ties = m.adjacency_ties;
+}
+
 // Runs `count` samples from `rng`. Accumulates into `sums` when given; records the last sample
-// into `trace` when given. Returns false if cancelled.
+// into `trace` when given. Returns false if cancelled (checked every sample and layer).
 [[gnu::target_clones("arch=x86-64-v3", "default")]]
 bool run_samples(const KernelArgs& k, Simulator::Work& w, BlockStream& rng, std::int64_t count,
                  BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel) {
   const int n = k.n, d = k.d;
-  const ZigguratTables& zig = *k.zig;
-  const float nan = std::numeric_limits<float>::quiet_NaN();
   for (std::int64_t t = 0; t < count; ++t) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
     const bool record = trace && t == count - 1;
-    float* x = w.x.data();
-    float* xn = w.xn.data();
-    float* y = w.y.data();
-    float* S = w.s.data();
-    float* A = w.a.data();
-    float* C = w.c.data();
-    float* inv_norm = w.inv_norm.data();
-    float* v = w.v.data();
-
-    // Inputs, MODEL.md section 1: x_i = (eps_i + c v) / sqrt(d).
-    if (k.alpha_one) {
-      rng.normals(zig, v, d);
-      for (int e = 0; e < d; ++e) v[e] *= k.inv_sqrt_d;
-      for (int i = 0; i < n; ++i) std::copy(v, v + d, x + std::size_t(i) * d);
-    } else {
-      if (k.anisotropy != 0.0f) {
-        rng.normals(zig, v, d);
-        for (int e = 0; e < d; ++e) v[e] *= k.anisotropy;
-      } else {
-        std::fill(v, v + d, 0.0f);
-      }
-      rng.normals(zig, x, n * d);
-      for (int i = 0; i < n; ++i) {
-        float* xi = x + std::size_t(i) * d;
-#pragma omp simd
-        for (int e = 0; e < d; ++e) xi[e] = (xi[e] + v[e]) * k.inv_sqrt_d;
-      }
-    }
-    if (k.unit_input)
-      for (int i = 0; i < n; ++i) normalize_row(Norm::l2, x + std::size_t(i) * d, x + std::size_t(i) * d, d);
-    if (record) trace->input.assign(x, x + std::size_t(n) * d);
+    draw_inputs(k, rng, w.x.data(), w.v.data());
+    if (record) trace->input.assign(w.x.begin(), w.x.end());
 
     for (int l = 0; l < k.layers; ++l) {
       if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
-      // Y = Norm(X); Q = K = Rope(Y).
-      for (int i = 0; i < n; ++i) normalize_row(k.norm, x + std::size_t(i) * d, y + std::size_t(i) * d, d);
+      float* x = w.x.data();
+      float* xn = w.xn.data();
+      float* y = w.y.data();
+      for (int i = 0; i < n; ++i) normalize_row(k.norm, x + std::size_t(i) * d, y + std::size_t(i) * d, d);  // Y = Norm(X)
       const float* q = y;
       if (k.rope) {
-        float* qr = w.q.data();
-        const int half = d / 2;
-        for (int i = 0; i < n; ++i) {
-          const float* yi = y + std::size_t(i) * d;
-          float* qi = qr + std::size_t(i) * d;
-          const float* cs = k.rope_cos + std::size_t(i) * half;
-          const float* sn = k.rope_sin + std::size_t(i) * half;
-          for (int p = 0; p < half; ++p) {
-            const float a0 = yi[2 * p], a1 = yi[2 * p + 1];
-            qi[2 * p] = a0 * cs[p] - a1 * sn[p];
-            qi[2 * p + 1] = a0 * sn[p] + a1 * cs[p];
-          }
-        }
-        q = qr;
+        rotate(k, y, w.q.data());
+        q = w.q.data();
       }
-
-      // S = Mask(scale Q K^T): the lower triangle within each row's range, mirrored if bidirectional.
-      for (int i = 0; i < n; ++i) dot_row(q + std::size_t(i) * d, q, d, k.lo[i], i, k.scale, S + i * n + k.lo[i]);
-      if (k.bidirectional)
-        for (int i = 0; i < n; ++i)
-          for (int j = i + 1; j < n; ++j) S[i * n + j] = S[j * n + i];
-
-      // A = softmax_rows(S) over the unmasked keys (vector exp; S has 8 floats of slack).
-      for (int i = 0; i < n; ++i) {
-        const int lo = k.lo[i], hi = k.hi[i];
-        const float* Si = S + std::size_t(i) * n;
-        float* Ai = A + std::size_t(i) * n;
-        float m = Si[lo];
-        for (int j = lo + 1; j <= hi; ++j) m = std::max(m, Si[j]);
-        simd::f8 zv = {};
-        float tail[8];
-        int j = lo;
-        for (; j + 8 <= hi + 1; j += 8) {
-          const simd::f8 e = simd::exp_nonpositive(simd::load(Si + j) - m);
-          std::memcpy(Ai + j, &e, sizeof e);
-          zv += e;
-        }
-        if (j <= hi) {
-          const simd::f8 e = simd::exp_nonpositive(simd::load(Si + j) - m);
-          std::memcpy(tail, &e, sizeof e);
-          for (int lane = 0; j + lane <= hi; ++lane) {
-            Ai[j + lane] = tail[lane];
-            zv[lane] += tail[lane];
-          }
-        }
-        const float inv_z = 1.0f / simd::hsum(zv);
-        for (int jj = lo; jj <= hi; ++jj) Ai[jj] *= inv_z;
-      }
-
-      // X' = A Y + gamma X.
-      for (int i = 0; i < n; ++i)
-        simd::weighted_rows(A + std::size_t(i) * n, y, d, k.lo[i], k.hi[i], k.gamma, x + std::size_t(i) * d,
-                            xn + std::size_t(i) * d);
-
-      // Norms and cosine similarity of the layer's output (lower triangle; cos(x, x) = 1).
-      for (int i = 0; i < n; ++i) {
-        const float* oi = xn + std::size_t(i) * d;
-        const float ss = dot(oi, oi, d);
-        inv_norm[i] = ss > 0.0f ? 1.0f / std::sqrt(ss) : 0.0f;
-      }
-      for (int i = 0; i < n; ++i) {
-        float* Ci = C + std::size_t(i) * n;
-        if (i > 0) dot_row(xn + std::size_t(i) * d, xn, d, 0, i - 1, inv_norm[i], Ci);
-        for (int j = 0; j < i; ++j) Ci[j] *= inv_norm[j];
-        Ci[i] = inv_norm[i] > 0.0f ? 1.0f : 0.0f;
-      }
-
-      // Per-sample metrics (MODEL.md section 4).
-      double recency = std::numeric_limits<double>::quiet_NaN();
-      if (k.triples > 0) {
-        std::int64_t wins = 0;
-        for (int i = 0; i < n; ++i) wins += ordered_pairs(S + std::size_t(i) * n, k.lo[i], i);
-        recency = static_cast<double>(wins) / static_cast<double>(k.triples);
-      }
-      double adjacency = std::numeric_limits<double>::quiet_NaN();
-      if (n >= 2) {
-        double row_sum = 0.0;
-        for (int r = 1; r < n; ++r)
-          row_sum += static_cast<double>(ordered_pairs(C + std::size_t(r) * n, 0, r + 1)) /
-                     (0.5 * static_cast<double>(r) * (r + 1));
-        adjacency = row_sum / (n - 1);
-      }
-
-      if (sums) {
-        const AccumLayout& L = *k.layout;
-        double* sum = sums->sum.data();
-        double* sq = sums->sumsq.data();
-        for (int i = 0; i < n; ++i) {
-          const std::size_t os = L.score(l) + std::size_t(i) * n, oa = L.weight(l) + std::size_t(i) * n;
-          const std::size_t oc = L.cosine(l) + std::size_t(i) * n;
-          const float* Si = S + std::size_t(i) * n;
-          const float* Ai = A + std::size_t(i) * n;
-          const float* Ci = C + std::size_t(i) * n;
-          for (int j = k.lo[i]; j <= k.hi[i]; ++j) {
-            const double sv = Si[j], av = Ai[j];
-            sum[os + j] += sv;
-            sq[os + j] += sv * sv;
-            sum[oa + j] += av;
-            sq[oa + j] += av * av;
-          }
-          for (int j = 0; j <= i; ++j) {
-            const double cv = Ci[j];
-            sum[oc + j] += cv;
-            sq[oc + j] += cv * cv;
-          }
-          const double norm_i = inv_norm[i] > 0.0f ? 1.0 / inv_norm[i] : 0.0;
-          sum[L.norm(l) + i] += norm_i;
-          sq[L.norm(l) + i] += norm_i * norm_i;
-        }
-        if (k.triples > 0) {
-          sum[L.recency(l)] += recency;
-          sq[L.recency(l)] += recency * recency;
-        }
-        if (n >= 2) {
-          sum[L.adjacency(l)] += adjacency;
-          sq[L.adjacency(l)] += adjacency * adjacency;
-        }
-      }
-
-      if (record) {
-        LayerTrace& lt = trace->layers[l];
-        lt.normalized.assign(y, y + std::size_t(n) * d);
-        lt.output.assign(xn, xn + std::size_t(n) * d);
-        lt.scores.assign(std::size_t(n) * n, nan);
-        lt.weights.assign(std::size_t(n) * n, 0.0f);
-        for (int i = 0; i < n; ++i)
-          for (int j = k.lo[i]; j <= k.hi[i]; ++j) {
-            lt.scores[i * n + j] = S[i * n + j];
-            lt.weights[i * n + j] = A[i * n + j];
-          }
-        lt.recency = recency;
-        lt.adjacency = adjacency;
-      }
+      scores(k, q, w.s.data());
+      softmax(k, w.s.data(), w.a.data());
+      mix(k, w.a.data(), y, x, xn);
+      output_cosines(k, xn, w.inv_norm.data(), w.c.data());
+      const SampleMetrics m = sample_metrics(k, w.s.data(), w.c.data());
+      if (sums) accumulate(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
+      if (record) record_layer(k, y, xn, w.s.data(), w.a.data(), m, trace->layers[l]);
       std::swap(w.x, w.xn);
-      x = w.x.data();
-      xn = w.xn.data();
     }
     if (sums) sums->count += 1;
   }
@@ -316,6 +370,24 @@ bool run_samples(const KernelArgs& k, Simulator::Work& w, BlockStream& rng, std:
 }
 
 }  // namespace
+
+KeyRanges key_ranges(const Settings& s) {
+  KeyRanges r;
+  const int n = s.n;
+  r.lo.resize(n);
+  r.hi.resize(n);
+  for (int i = 0; i < n; ++i) {
+    switch (s.mask) {
+      case MaskKind::causal: r.lo[i] = 0; r.hi[i] = i; break;
+      case MaskKind::bidirectional: r.lo[i] = 0; r.hi[i] = n - 1; break;
+      case MaskKind::window: r.lo[i] = std::max(0, i - s.window + 1); r.hi[i] = i; break;
+    }
+    const std::int64_t m = i - r.lo[i];  // keys strictly below the diagonal
+    r.recency_triples += m * (m - 1) / 2;
+  }
+  r.adjacency_rows = std::max(0, n - 2);
+  return r;
+}
 
 std::int64_t samples_per_block(const Settings& s) {
   // About 2e7 multiply-adds per block: a few milliseconds of work, so snapshots refresh often
@@ -328,20 +400,10 @@ std::int64_t samples_per_block(const Settings& s) {
 }
 
 Simulator::Simulator(const Settings& s)
-    : s_(s), layout_(s.n, s.layers), lo_(s.n), hi_(s.n), work_(new Work(s.n, s.d)) {
-  const int n = s.n;
-  for (int i = 0; i < n; ++i) {
-    switch (s.mask) {
-      case MaskKind::causal: lo_[i] = 0; hi_[i] = i; break;
-      case MaskKind::bidirectional: lo_[i] = 0; hi_[i] = n - 1; break;
-      case MaskKind::window: lo_[i] = std::max(0, i - s.window + 1); hi_[i] = i; break;
-    }
-    const std::int64_t m = i - lo_[i];  // keys strictly below the diagonal
-    triples_ += m * (m - 1) / 2;
-  }
+    : s_(s), layout_(s.n, s.layers), keys_(key_ranges(s)), work_(std::make_unique<Work>(s.n, s.d)) {
   if (s.rope()) {
     // RoPE (Su et al.): pair (2p, 2p+1) of token i turns by i * theta^(-2p/d).
-    const int half = s.d / 2;
+    const int n = s.n, half = s.d / 2;
     rope_cos_.resize(std::size_t(n) * half);
     rope_sin_.resize(std::size_t(n) * half);
     for (int i = 0; i < n; ++i)
@@ -353,12 +415,11 @@ Simulator::Simulator(const Settings& s)
   }
 }
 
-Simulator::~Simulator() { delete work_; }
+Simulator::~Simulator() = default;
 
 namespace {
-KernelArgs make_args(const Settings& s, const std::vector<int>& lo, const std::vector<int>& hi,
-                     const std::vector<float>& rc, const std::vector<float>& rs, std::int64_t triples,
-                     const AccumLayout& layout) {
+KernelArgs make_args(const Settings& s, const KeyRanges& keys, const std::vector<float>& rc,
+                     const std::vector<float>& rs, const AccumLayout& layout) {
   KernelArgs k{};
   k.n = s.n;
   k.d = s.d;
@@ -372,11 +433,11 @@ KernelArgs make_args(const Settings& s, const std::vector<int>& lo, const std::v
   k.gamma = static_cast<float>(s.gamma);
   k.rope = s.rope();
   k.bidirectional = s.mask == MaskKind::bidirectional;
-  k.lo = lo.data();
-  k.hi = hi.data();
+  k.lo = keys.lo.data();
+  k.hi = keys.hi.data();
   k.rope_cos = rc.data();
   k.rope_sin = rs.data();
-  k.triples = triples;
+  k.triples = keys.recency_triples;
   k.layout = &layout;
   k.zig = &ziggurat_tables();
   return k;
@@ -387,7 +448,7 @@ bool Simulator::simulate_block(std::uint64_t block, std::int64_t count, BlockSum
                                const std::atomic<bool>* cancel) {
   sums.reset();
   BlockStream rng(s_.seed, block);
-  const KernelArgs k = make_args(s_, lo_, hi_, rope_cos_, rope_sin_, triples_, layout_);
+  const KernelArgs k = make_args(s_, keys_, rope_cos_, rope_sin_, layout_);
   return run_samples(k, *work_, rng, count, &sums, nullptr, cancel);
 }
 
@@ -395,7 +456,7 @@ SampleTrace Simulator::trace_sample(std::uint64_t block, std::int64_t index) {
   SampleTrace trace;
   trace.layers.resize(s_.layers);
   BlockStream rng(s_.seed, block);
-  const KernelArgs k = make_args(s_, lo_, hi_, rope_cos_, rope_sin_, triples_, layout_);
+  const KernelArgs k = make_args(s_, keys_, rope_cos_, rope_sin_, layout_);
   run_samples(k, *work_, rng, index + 1, nullptr, &trace, nullptr);
   return trace;
 }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "accumulator.hpp"
@@ -17,13 +18,23 @@ struct LayerTrace {
   std::vector<float> scores;      // S, n x n
   std::vector<float> weights;     // A, n x n (0 where masked)
   std::vector<float> output;      // X' = A Y + gamma X, n x d
-  double recency = 0;             // this sample's recency probability (NaN if no triple)
-  double adjacency = 0;           // this sample's adjacency score (NaN if n < 2)
+  double recency = 0;             // this sample's recency probability, ties 1/2 (NaN if no triple)
+  double recency_ties = 0;        // fraction of its comparisons that were ties (NaN if no triple)
+  double adjacency = 0;           // this sample's adjacency score, ties 1/2 (NaN if n < 3)
+  double adjacency_ties = 0;      // fraction of its comparisons that were ties (NaN if n < 3)
 };
 struct SampleTrace {
   std::vector<float> input;  // X^(0), n x d
   std::vector<LayerTrace> layers;
 };
+
+// Which keys each query sees: query i attends to keys lo[i] <= j <= hi[i] (MODEL.md section 2).
+struct KeyRanges {
+  std::vector<int> lo, hi;
+  std::int64_t recency_triples = 0;    // (i, k, j) with i > k > j, all keys of i: RP's comparisons
+  std::int64_t adjacency_rows = 0;     // rows k >= 2 of the cosine matrix (pairs i < j < k exist)
+};
+KeyRanges key_ranges(const Settings& s);
 
 // Samples per block: fixed by the settings (never by timing or threads) so the block
 // streams and the merge order, hence the results, do not depend on the thread count.
@@ -46,21 +57,20 @@ class Simulator {
   // The sample at `index` within `block`, with every intermediate.
   SampleTrace trace_sample(std::uint64_t block, std::int64_t index);
 
-  // Row ranges of the mask: query i sees keys lo(i) <= j <= hi(i).
-  int key_lo(int i) const { return lo_[i]; }
-  int key_hi(int i) const { return hi_[i]; }
+  const KeyRanges& keys() const { return keys_; }
+  int key_lo(int i) const { return keys_.lo[i]; }
+  int key_hi(int i) const { return keys_.hi[i]; }
   // Number of (i, k, j) triples the recency probability counts per sample.
-  std::int64_t recency_triples() const { return triples_; }
+  std::int64_t recency_triples() const { return keys_.recency_triples; }
 
- struct Work;  // per-simulator scratch buffers (opaque)
+  struct Work;  // per-simulator scratch buffers (opaque)
 
  private:
   Settings s_;
   AccumLayout layout_;
-  std::vector<int> lo_, hi_;
+  KeyRanges keys_;
   std::vector<float> rope_cos_, rope_sin_;  // n x d/2
-  std::int64_t triples_ = 0;
-  Work* work_;
+  std::unique_ptr<Work> work_;
 };
 
 }  // namespace maskscope

@@ -17,8 +17,7 @@ double Snapshot::max_score_se() const {
   return m;
 }
 
-Snapshot make_snapshot(const Settings& s, const RunMoments& m, const std::vector<int>& key_lo,
-                       const std::vector<int>& key_hi) {
+Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const int n = s.n;
   const AccumLayout L(n, s.layers);
@@ -27,11 +26,8 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const std::vector
   snap.samples_done = m.count;
   snap.layers.resize(s.layers);
   const std::size_t nn = std::size_t(n) * n;
-  std::int64_t triples = 0;
-  for (int i = 0; i < n; ++i) {
-    const std::int64_t r = i - key_lo[i];
-    triples += r * (r - 1) / 2;
-  }
+  const std::vector<int>& key_lo = keys.lo;
+  const std::vector<int>& key_hi = keys.hi;
   for (int l = 0; l < s.layers; ++l) {
     LayerStats& out = snap.layers[l];
     out.layer = l + 1;
@@ -61,12 +57,14 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const std::vector
         out.norm_se[i] = m.standard_error(L.norm(l) + i);
       }
     }
-    const bool has_rp = triples > 0 && m.count > 0;
+    const bool has_rp = keys.recency_triples > 0 && m.count > 0;
     out.recency = has_rp ? m.mean[L.recency(l)] : nan;
     out.recency_se = has_rp ? m.standard_error(L.recency(l)) : nan;
-    const bool has_adj = n >= 2 && m.count > 0;
+    out.recency_ties = has_rp ? m.mean[L.recency_ties(l)] : nan;
+    const bool has_adj = keys.adjacency_rows > 0 && m.count > 0;
     out.adjacency = has_adj ? m.mean[L.adjacency(l)] : nan;
     out.adjacency_se = has_adj ? m.standard_error(L.adjacency(l)) : nan;
+    out.adjacency_ties = has_adj ? m.mean[L.adjacency_ties(l)] : nan;
     out.score_diag_normalized = diagonal_normalized(out.score_mean, n);
     out.score_diag_q01 = quantile(out.score_diag_normalized, 0.01);
     out.score_diag_q99 = quantile(out.score_diag_normalized, 0.99);

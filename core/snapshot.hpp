@@ -7,6 +7,7 @@
 
 #include "accumulator.hpp"
 #include "settings.hpp"
+#include "simulator.hpp"
 
 namespace maskscope {
 
@@ -17,8 +18,10 @@ struct LayerStats {
   std::vector<double> weight_mean, weight_se;
   std::vector<double> cosine_mean, cosine_se;  // symmetric, full
   std::vector<double> norm_mean, norm_se;      // n
-  double recency = 0, recency_se = 0;          // NaN when no triple i > k > j exists
-  double adjacency = 0, adjacency_se = 0;      // NaN when n < 2
+  double recency = 0, recency_se = 0;          // ties 1/2; NaN when no triple i > k > j exists
+  double recency_ties = 0;                     // mean fraction of RP's comparisons that were ties
+  double adjacency = 0, adjacency_se = 0;      // ties 1/2, diagonal left out; NaN when n < 3
+  double adjacency_ties = 0;                   // mean fraction of adjacency's comparisons that were ties
   std::vector<double> score_diag_normalized;   // n x n, NaN where masked
   double score_diag_q01 = 0, score_diag_q99 = 0;
 };
@@ -38,7 +41,10 @@ struct Snapshot {
 };
 
 // Means, standard errors and metrics from the merged moments.
-Snapshot make_snapshot(const Settings& s, const RunMoments& m, const std::vector<int>& key_lo,
-                       const std::vector<int>& key_hi);
+Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys);
+
+// Tie fraction above which a panel is flagged on screen: RP and adjacency then count many
+// comparisons as 1/2 because the representations have collapsed (MODEL.md section 4).
+constexpr double kTieFlagFraction = 0.01;
 
 }  // namespace maskscope

@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config
-  libeigen3-dev nlohmann-json3-dev libcli11-dev doctest-dev
+  nlohmann-json3-dev libcli11-dev doctest-dev
   libimgui-dev libglfw3-dev libepoxy-dev libstb-dev fonts-dejavu-core
   libcairo2-dev libxml2-utils
   xvfb xauth libgl1-mesa-dri libglx-mesa0

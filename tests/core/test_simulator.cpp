@@ -20,7 +20,7 @@ bool all_finite(const std::vector<float>& v) {
 }
 }  // namespace
 
-TEST_CASE("ordered_pairs counts strict wins of the later entry, across vector widths") {
+TEST_CASE("ordered_pairs counts strict wins of the later entry and ties, across vector widths") {
   std::vector<float> up(40), down(40), flat(40, 1.0f);
   std::iota(up.begin(), up.end(), 0.0f);
   for (int k = 0; k < 40; ++k) down[k] = -static_cast<float>(k);
@@ -28,14 +28,22 @@ TEST_CASE("ordered_pairs counts strict wins of the later entry, across vector wi
   down.resize(48);
   flat.resize(48);
   for (int m : {0, 1, 2, 3, 7, 8, 9, 16, 17, 40}) {
-    CHECK(ordered_pairs(up.data(), 0, m) == std::int64_t(m) * (m - 1) / 2);
-    CHECK(ordered_pairs(down.data(), 0, m) == 0);
-    CHECK(ordered_pairs(flat.data(), 0, m) == 0);  // ties are not wins
+    const std::int64_t pairs = std::int64_t(m) * (m - 1) / 2;
+    CHECK(ordered_pairs(up.data(), 0, m).wins == pairs);
+    CHECK(ordered_pairs(up.data(), 0, m).ties == 0);
+    CHECK(ordered_pairs(down.data(), 0, m).wins == 0);
+    CHECK(ordered_pairs(flat.data(), 0, m).wins == 0);    // ties are not wins...
+    CHECK(ordered_pairs(flat.data(), 0, m).ties == pairs);  // ...they count 1/2 (MODEL.md section 4)
+    CHECK(ordered_pairs(flat.data(), 0, m).half_units() == pairs);  // a constant row scores exactly 1/2
   }
   std::vector<float> row = {3, 1, 2, 5, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   // pairs (a<b, row[b] > row[a]): (1,2) (0,3) (1,3) (2,3) (0,4) (1,4) (2,4) = 7
-  CHECK(ordered_pairs(row.data(), 0, 5) == 7);
-  CHECK(ordered_pairs(row.data(), 1, 5) == 5);  // drop the pairs that start at 0
+  CHECK(ordered_pairs(row.data(), 0, 5).wins == 7);
+  CHECK(ordered_pairs(row.data(), 1, 5).wins == 5);  // drop the pairs that start at 0
+  std::vector<float> tied = {2, 1, 2, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  // equal pairs: (0,2) (0,4) (2,4) (1,3); wins (later larger): (1,2) (1,4) (3,4) = 3
+  CHECK(ordered_pairs(tied.data(), 0, 5).ties == 4);
+  CHECK(ordered_pairs(tied.data(), 0, 5).wins == 3);
 }
 
 TEST_CASE("ziggurat normals: mean 0, variance 1, tail mass, within standard errors") {
@@ -88,15 +96,48 @@ TEST_CASE("trace and block agree: the recency metric of one sample equals its de
   const SampleTrace t = sim.trace_sample(0, 0);
   const auto& S = t.layers[1].scores;
   const int n = s.n;
-  std::int64_t wins = 0, triples = 0;
+  std::int64_t wins = 0, ties = 0, triples = 0;
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < i; ++k)
       for (int j = 0; j < k; ++j) {
         ++triples;
         if (S[i * n + k] > S[i * n + j]) ++wins;
+        if (S[i * n + k] == S[i * n + j]) ++ties;
       }
   CHECK(triples == sim.recency_triples());
-  CHECK(t.layers[1].recency == doctest::Approx(double(wins) / double(triples)));
+  CHECK(t.layers[1].recency == doctest::Approx((double(wins) + 0.5 * double(ties)) / double(triples)));
+  CHECK(t.layers[1].recency_ties == doctest::Approx(double(ties) / double(triples)));
+}
+
+TEST_CASE("adjacency of one sample: rows k >= 2, pairs i < j < k, diagonal left out (Zuo et al. App. A)") {
+  Settings s = test::ln_recency(16, 0.5, 1);
+  s.n = 9;
+  Simulator sim(s);
+  const SampleTrace t = sim.trace_sample(2, 1);
+  const int n = s.n, d = s.d;
+  const auto& X = t.layers[0].output;
+  auto cosine = [&](int a, int b) {
+    double ab = 0, aa = 0, bb = 0;
+    for (int e = 0; e < d; ++e) {
+      ab += double(X[a * d + e]) * X[b * d + e];
+      aa += double(X[a * d + e]) * X[a * d + e];
+      bb += double(X[b * d + e]) * X[b * d + e];
+    }
+    return ab / std::sqrt(aa * bb);
+  };
+  double rows = 0;
+  for (int k = 2; k < n; ++k) {
+    double nearer = 0, pairs = 0;
+    for (int j = 1; j < k; ++j)
+      for (int i = 0; i < j; ++i) {
+        ++pairs;
+        nearer += cosine(k, i) < cosine(k, j) ? 1.0 : 0.0;
+      }
+    rows += nearer / pairs;
+  }
+  // Float32 cosines against double ones: a near-tie may flip; one flip moves the score by < 0.01.
+  CHECK(t.layers[0].adjacency == doctest::Approx(rows / (n - 2)).epsilon(0.01));
+  CHECK(t.layers[0].adjacency_ties == 0.0);
 }
 
 TEST_CASE("the residual adds gamma X; without it the output is A Y exactly") {

@@ -36,6 +36,30 @@ TEST_CASE("Proposition 1: without normalization RP at layer 2 is 0.5 within 4 SE
   CHECK(std::fabs(L2.recency - 0.5) < 4 * L2.recency_se);
 }
 
+TEST_CASE("ties count 1/2: a collapsed bidirectional LN stack gives RP and adjacency 0.5 within 4 SE at every layer") {
+  // Exchangeable tokens (bidirectional mask): no position can be favoured. By layer 4-6 the
+  // representations have collapsed and most comparisons are exact ties (MODEL.md section 4).
+  Settings s = test::ln_recency(16, 0.5, 20'000);
+  s.layers = 6;
+  s.mask = MaskKind::bidirectional;
+  auto snap = run_to_completion(s);
+  double max_ties = 0;
+  for (const auto& L : snap->layers) {
+    INFO("layer " << L.layer << ": RP " << L.recency << " +- " << L.recency_se << ", ties " << L.recency_ties
+                  << "; adjacency " << L.adjacency << " +- " << L.adjacency_se);
+    CHECK(std::fabs(L.recency - 0.5) <= 4 * L.recency_se + 1e-12);
+    CHECK(std::fabs(L.adjacency - 0.5) <= 4 * L.adjacency_se + 1e-12);
+    max_ties = std::max(max_ties, L.recency_ties);
+  }
+  CHECK(max_ties > kTieFlagFraction);  // the case the tie rule exists for does occur here
+  CHECK(snap->layers[0].recency_ties < kTieFlagFraction);  // and not at layer 1
+}
+
+TEST_CASE("at the papers' setting ties are absent (the published RP values keep their meaning)") {
+  auto snap = run_to_completion(test::ln_recency(16, 0.5, 20'000));
+  for (const auto& L : snap->layers) CHECK(L.recency_ties < 1e-4);
+}
+
 TEST_CASE("Behind RoPE Eq. 4: l2, gamma 1, d 4096 layer-2 scores match g(i)/(h(i)h(j)) within 0.01") {
   for (double alpha : {0.0, 0.5}) {
     auto snap = run_to_completion(test::behind_rope(10, 4096, alpha, 1500));
