@@ -1,6 +1,7 @@
 // Serialisation of settings and snapshots; non-finite numbers (masked entries) become null.
 #include "result_json.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -88,6 +89,37 @@ void settings_from_json(const nlohmann::json& j, Settings& s) {
       throw std::runtime_error("setting 'mask' is '" + text + "'; valid: causal, bidirectional, window:W");
   }
   s = t;
+}
+
+const std::vector<std::string>& setting_keys() {
+  static const std::vector<std::string> keys = [] {
+    const nlohmann::json defaults = settings_to_json(Settings{});
+    std::vector<std::string> k;
+    for (auto it = defaults.begin(); it != defaults.end(); ++it) k.push_back(it.key());
+    return k;
+  }();
+  return keys;
+}
+
+std::string setting_keys_text() {
+  std::string text;
+  for (const auto& k : setting_keys()) text += (text.empty() ? "" : ", ") + k;
+  return text;
+}
+
+void apply_settings_json(const nlohmann::json& j, Settings& s, const std::string& where) {
+  if (!j.is_object()) throw std::runtime_error(where + ": expected a JSON object of settings");
+  const auto& keys = setting_keys();
+  for (const auto& [key, value] : j.items())
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      throw std::runtime_error(where + ": unknown setting '" + key + "'; valid: " + setting_keys_text());
+  try {
+    settings_from_json(j, s);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(where + ": " + e.what());
+  }
+  // The window width means nothing without the sliding-window mask, and JSON does not carry it then.
+  if (s.mask != MaskKind::window) s.window = Settings{}.window;
 }
 
 nlohmann::json snapshot_to_json(const Snapshot& snap) {

@@ -3,6 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <vector>
+
 #include "settings.hpp"
 #include "snapshot.hpp"
 
@@ -12,6 +15,14 @@ nlohmann::json settings_to_json(const Settings& s);
 // Reads every present key; keys not present keep the values already in `s`. Throws
 // std::runtime_error naming the key on a wrong type or an unknown enum name.
 void settings_from_json(const nlohmann::json& j, Settings& s);
+
+// The setting names of the CLI, presets and `--set` (one list for all of them), and the same
+// as "n, d, layers, ..." for messages.
+const std::vector<std::string>& setting_keys();
+std::string setting_keys_text();
+// settings_from_json for a partial settings object from a file or the command line: refuses
+// unknown keys, and names `where` (e.g. "figure.rows[2].set") in every error.
+void apply_settings_json(const nlohmann::json& j, Settings& s, const std::string& where);
 
 // config, samples, elapsed_s, samples_per_s, layers[...] as documented in the README.
 nlohmann::json snapshot_to_json(const Snapshot& snap);

@@ -32,6 +32,10 @@ Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::mo
   const int threads = resolved_threads(s);
   lookahead_ = 2 * threads;  // bounds the blocks waiting for their turn to merge
   start_ = std::chrono::steady_clock::now();
+  if (options_.start_paused) {
+    paused_.store(true);
+    paused_since_ = start_;
+  }
   snapshot_ = build_snapshot(moments_);
   workers_running_ = threads;
   for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { worker_main(); });

@@ -24,6 +24,7 @@ namespace maskscope {
 struct RunOptions {
   std::chrono::milliseconds publish_interval{25};
   bool low_priority = false;           // lower the workers' scheduling priority (keeps a UI fluid)
+  bool start_paused = false;           // workers start waiting for set_paused(false)
   std::function<void()> on_publish;    // called from the publisher thread after each snapshot
 };
 

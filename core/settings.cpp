@@ -38,7 +38,7 @@ std::vector<SettingError> validate(const Settings& s) {
   if (s.layers < Limits::layers_min || s.layers > Limits::layers_max)
     add("layers", "layers = " + std::to_string(s.layers) + " is out of range; valid: integer in " +
                       range_text(Limits::layers_min, Limits::layers_max));
-  if (!std::isfinite(s.alpha) || s.alpha < 0.0 || s.alpha > 1.0)
+  if (!std::isfinite(s.alpha) || s.alpha < Limits::alpha_min || s.alpha > Limits::alpha_max)
     add("alpha", "alpha must be a number in [0, 1] (1 = every token is the shared vector v)");
   if (!std::isfinite(s.gamma) || s.gamma < Limits::gamma_min || s.gamma > Limits::gamma_max)
     add("gamma", "gamma (residual strength) must be a number in " +

@@ -6,11 +6,16 @@ uniform sampler2D Colormap;  // 256 x 1 RGB
 uniform float RangeMin;
 uniform float RangeMax;
 uniform vec4 MaskedColor;
+uniform vec4 NoiseColor;     // +inf marks cells within 2 SE of 0 (noise, greyed)
 out vec4 Out_Color;
 void main() {
   float v = texture(Values, Frag_UV).r;
   if (isnan(v)) {
     Out_Color = MaskedColor;
+    return;
+  }
+  if (isinf(v)) {
+    Out_Color = NoiseColor;
     return;
   }
   float t = clamp((v - RangeMin) / max(RangeMax - RangeMin, 1e-30), 0.0, 1.0);

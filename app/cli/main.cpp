@@ -13,6 +13,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "core/atomic_file.hpp"
 #include "core/result_json.hpp"
 #include "core/runner.hpp"
 #include "core/settings.hpp"
@@ -73,20 +74,6 @@ int report_invalid(const std::vector<ms::SettingError>& errors) {
   return kExitInvalid;
 }
 
-// Writes via a temporary file and a rename, so a crash never leaves half a file.
-bool write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream os(tmp, std::ios::binary);
-    if (!os) return false;
-    os << text;
-    if (!os.flush()) return false;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  return !ec;
-}
-
 std::string format_eta(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "--";
   char buf[32];
@@ -132,8 +119,8 @@ int cmd_run(RunFlags& f) {
   const std::string text = j.dump(1) + "\n";
   if (f.out.empty()) {
     std::cout << text;
-  } else if (!write_atomically(f.out, text)) {
-    std::cerr << "maskscope-cli: cannot write '" << f.out << "'\n";
+  } else if (std::string error; !ms::write_file_atomic(f.out, text, error)) {
+    std::cerr << "maskscope-cli: " << error << "\n";
     return 1;
   }
   return 0;

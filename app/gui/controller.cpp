@@ -3,7 +3,22 @@
 
 #include <algorithm>
 
+#include <cmath>
+
 namespace maskscope::gui {
+
+std::int64_t auto_sample_count(const Settings& s) {
+  auto cost = [](const Settings& t) { return double(t.n) * t.d * (1.0 + t.layers * (t.n + 4.0)); };
+  Settings reference;  // n 10, d 64, L 4
+  const double raw = std::clamp(1e5 * cost(reference) / cost(s), 500.0, 1e5);
+  const double unit = std::pow(10.0, std::floor(std::log10(raw)) - 1);  // two significant digits
+  return std::int64_t(std::round(raw / unit) * unit);
+}
+
+void Controller::set_auto_samples(bool on) {
+  auto_samples_ = on;
+  if (on) edit(current_);
+}
 
 Controller::Controller(const Settings& initial, RunOptions options)
     : options_(std::move(options)), current_(initial), history_{initial} {
@@ -20,13 +35,16 @@ void Controller::start(const Settings& s) {
     run_->cancel();
     retired_.push_back(std::move(run_));
   }
-  run_ = std::make_unique<Run>(s, options_);
-  if (paused_) run_->set_paused(true);
+  RunOptions options = options_;
+  options.start_paused = paused_;  // a restart while paused never runs, not even briefly
+  run_ = std::make_unique<Run>(s, options);
   run_started_ = std::chrono::steady_clock::now();
   ++restarts_;
 }
 
-std::vector<SettingError> Controller::edit(const Settings& s) {
+std::vector<SettingError> Controller::edit(const Settings& edited) {
+  Settings s = edited;
+  if (auto_samples_) s.samples = auto_sample_count(s);
   auto errors = validate(s);
   if (!errors.empty()) return errors;
   if (s == current_) return {};
@@ -67,8 +85,9 @@ void Controller::reset_to_defaults(const Settings& defaults) {
   commit_undo_point();
 }
 
-void Controller::set_paused(bool paused) {
+void Controller::set_paused(bool paused, std::string reason) {
   paused_ = paused;
+  pause_reason_ = paused ? std::move(reason) : std::string();
   if (run_) run_->set_paused(paused);
 }
 

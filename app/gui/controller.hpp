@@ -5,12 +5,18 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/runner.hpp"
 #include "core/settings.hpp"
 
 namespace maskscope::gui {
+
+// Samples for about five seconds of both cores whatever the size: 100,000 at the default n 10,
+// d 64, L 4 (the cost of a sample grows as n d L (n + 4)), never fewer than 500 nor more than
+// 100,000; two significant digits.
+std::int64_t auto_sample_count(const Settings& s);
 
 class Controller {
  public:
@@ -29,8 +35,16 @@ class Controller {
   bool can_redo() const;
   void reset_to_defaults(const Settings& defaults);
 
-  void set_paused(bool paused);
+  // Pauses or resumes the live run; `reason` is shown in the status line while paused
+  // (e.g. "figure runs have priority").
+  void set_paused(bool paused, std::string reason = "paused by the user");
   bool paused() const { return paused_; }
+  const std::string& pause_reason() const { return pause_reason_; }
+
+  // Auto sample count: every edit sets samples from the cost of one sample, so that a run at
+  // large n converges in seconds (auto_sample_count). Off when the user or a preset sets samples.
+  void set_auto_samples(bool on);
+  bool auto_samples() const { return auto_samples_; }
   std::shared_ptr<const Snapshot> snapshot() const;  // newest snapshot of the current run
   int restarts() const { return restarts_; }         // runs started so far
   std::chrono::steady_clock::time_point run_started() const { return run_started_; }
@@ -48,6 +62,8 @@ class Controller {
   std::vector<Settings> history_;
   std::size_t cursor_ = 0;
   bool paused_ = false;
+  std::string pause_reason_;
+  bool auto_samples_ = false;
   int restarts_ = 0;
   std::chrono::steady_clock::time_point run_started_;
 };

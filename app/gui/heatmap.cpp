@@ -97,15 +97,19 @@ void HeatmapRenderer::ensure_program() {
   loc_min_ = glGetUniformLocation(program_, "RangeMin");
   loc_max_ = glGetUniformLocation(program_, "RangeMax");
   loc_masked_ = glGetUniformLocation(program_, "MaskedColor");
+  loc_noise_ = glGetUniformLocation(program_, "NoiseColor");
 }
 
 void HeatmapRenderer::callback(const ImDrawList*, const ImDrawCmd* cmd) {
   const DrawParams& p = *static_cast<const DrawParams*>(cmd->UserCallbackData);
   HeatmapRenderer& self = *p.self;
-  GLint backend = 0;
-  glGetIntegerv(GL_CURRENT_PROGRAM, &backend);
-  float proj[16] = {};
-  if (backend) glGetUniformfv(GLuint(backend), glGetUniformLocation(GLuint(backend), "ProjMtx"), proj);
+  // The same orthographic projection the OpenGL3 backend builds from the draw data (callbacks
+  // run inside ImGui_ImplOpenGL3_RenderDrawData, after ImGui::Render, so the draw data is valid).
+  const ImDrawData* dd = ImGui::GetDrawData();
+  const float L = dd->DisplayPos.x, R = dd->DisplayPos.x + dd->DisplaySize.x;
+  const float T = dd->DisplayPos.y, B = dd->DisplayPos.y + dd->DisplaySize.y;
+  const float proj[16] = {2.0f / (R - L), 0, 0, 0, 0, 2.0f / (T - B), 0, 0, 0, 0, -1.0f, 0,
+                          (R + L) / (L - R), (T + B) / (B - T), 0, 1.0f};
   self.ensure_program();
   glUseProgram(self.program_);
   glUniformMatrix4fv(self.loc_proj_, 1, GL_FALSE, proj);
@@ -114,16 +118,18 @@ void HeatmapRenderer::callback(const ImDrawList*, const ImDrawCmd* cmd) {
   glUniform1f(self.loc_min_, p.lo);
   glUniform1f(self.loc_max_, p.hi);
   glUniform4fv(self.loc_masked_, 1, p.masked.data());
+  glUniform4fv(self.loc_noise_, 1, p.noise.data());
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, p.colormap);
   glActiveTexture(GL_TEXTURE0);
 }
 
 void HeatmapRenderer::draw(ImDrawList* dl, int slot, ImVec2 p0, ImVec2 p1, float range_min, float range_max,
-                           ColormapId map, ImVec4 masked_color) {
+                           ColormapId map, ImVec4 masked_color, ImVec4 noise_color) {
   if (slot >= int(textures_.size())) return;
   params_.push_back({this, range_min, range_max, colormap_textures_[static_cast<int>(map)],
-                     {masked_color.x, masked_color.y, masked_color.z, masked_color.w}});
+                     {masked_color.x, masked_color.y, masked_color.z, masked_color.w},
+                     {noise_color.x, noise_color.y, noise_color.z, noise_color.w}});
   dl->AddCallback(&HeatmapRenderer::callback, &params_.back());
   dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(textures_[slot])), p0, p1);
   dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);

@@ -33,6 +33,8 @@ const std::array<std::pair<const char*, Quantity>, 3> kQuantities = {
     {{"score", Quantity::score}, {"weight", Quantity::weight}, {"cosine", Quantity::cosine}}};
 const std::array<std::pair<const char*, Transform>, 2> kTransforms = {
     {{"raw", Transform::raw}, {"diagonal_normalized", Transform::diagonal_normalized}}};
+const std::array<std::pair<const char*, RangeMode>, 3> kRangeModes = {
+    {{"all", RangeMode::all}, {"visible", RangeMode::visible}, {"robust", RangeMode::robust}}};
 const std::array<std::pair<const char*, ColormapId>, 5> kColormaps = {{{"rocket", ColormapId::rocket},
                                                                       {"viridis", ColormapId::viridis},
                                                                       {"magma", ColormapId::magma},
@@ -46,14 +48,16 @@ std::string_view name_of(E v, const std::array<std::pair<const char*, E>, N>& na
   return "?";
 }
 
-void finite_range(const std::vector<double>& v, float& lo, float& hi) {
-  double a = std::numeric_limits<double>::infinity(), b = -a;
-  for (double x : v)
-    if (std::isfinite(x)) { a = std::min(a, x); b = std::max(b, x); }
-  if (!std::isfinite(a)) { a = 0; b = 1; }
-  if (b - a < 1e-12) { a -= 1e-6; b += 1e-6; }
-  lo = float(a);
-  hi = float(b);
+// Whether shown values fall outside [lo, hi]; the range is stored as float, so values within a
+// float's rounding of an end are not clipped.
+void mark_clipping(PanelData& p) {
+  const double slack = 1e-6 * std::max({double(p.hi) - double(p.lo), std::fabs(double(p.lo)), std::fabs(double(p.hi))});
+  p.below = p.above = false;
+  for (double v : p.value) {
+    if (!std::isfinite(v)) continue;
+    p.below = p.below || v < double(p.lo) - slack;
+    p.above = p.above || v > double(p.hi) + slack;
+  }
 }
 
 }  // namespace
@@ -61,6 +65,8 @@ void finite_range(const std::vector<double>& v, float& lo, float& hi) {
 std::string_view to_string(Tab t) { return name_of(t, kTabs); }
 std::string_view to_string(Quantity q) { return name_of(q, kQuantities); }
 std::string_view to_string(Transform t) { return name_of(t, kTransforms); }
+std::string_view to_string(RangeMode r) { return name_of(r, kRangeModes); }
+RangeMode parse_range_mode(const std::string& text, const std::string& what) { return parse_name(text, what, kRangeModes); }
 std::string_view symbol(Quantity q) { return q == Quantity::score ? "S" : q == Quantity::weight ? "A" : "cos"; }
 
 Tab parse_tab(const std::string& text, const std::string& what) { return parse_name(text, what, kTabs); }
@@ -78,6 +84,8 @@ nlohmann::json view_to_json(const ViewOptions& v) {
           {"colormap", name_of(v.sequential, kColormaps)},
           {"diverging", name_of(v.diverging, kColormaps)},
           {"hide_diagonal", v.hide_diagonal},
+          {"range", to_string(v.range)},
+          {"grey_noise", v.grey_noise},
           {"shared_range", v.shared_range},
           {"theme", v.light_theme ? "light" : "dark"}};
 }
@@ -106,13 +114,15 @@ void view_from_json(const nlohmann::json& j, ViewOptions& out) {
       if (!colormap(v.diverging).diverging) throw std::runtime_error("view.diverging: valid: rdbu, coolwarm");
     } else if (key == "hide_diagonal") v.hide_diagonal = flag("hide_diagonal");
     else if (key == "shared_range") v.shared_range = flag("shared_range");
+    else if (key == "range") v.range = parse_range_mode(text("range"), "view.range");
+    else if (key == "grey_noise") v.grey_noise = flag("grey_noise");
     else if (key == "theme") {
       const std::string t = text("theme");
       if (t != "dark" && t != "light") throw std::runtime_error("view.theme: '" + t + "'; valid: dark, light");
       v.light_theme = t == "light";
     } else {
       throw std::runtime_error("view: unknown key '" + key +
-                               "'; valid: tab, show, colormap, diverging, hide_diagonal, shared_range, theme");
+                               "'; valid: tab, show, colormap, diverging, hide_diagonal, range, grey_noise, shared_range, theme");
     }
   }
   out = v;
@@ -125,32 +135,89 @@ const std::vector<double>& se_of(const LayerStats& l, Quantity q) {
   return q == Quantity::score ? l.score_se : q == Quantity::weight ? l.weight_se : l.cosine_se;
 }
 
-PanelData build_panel(const Snapshot& snap, std::size_t k, Quantity q, Transform t, bool hide_diagonal) {
+std::vector<double> transformed(const LayerStats& l, Quantity q, Transform t, int n) {
+  if (t == Transform::raw) return mean_of(l, q);
+  if (q == Quantity::score) return l.score_diag_normalized;
+  return diagonal_normalized(mean_of(l, q), n);
+}
+
+void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
+  const int n = p.n;
+  std::vector<double> in_range;
+  in_range.reserve(p.value.size());
+  double max_se = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const std::size_t e = std::size_t(i) * n + j;
+      const double v = p.value[e];
+      if (!std::isfinite(v)) continue;
+      if (e < p.se.size() && std::isfinite(p.se[e])) max_se = std::max(max_se, p.se[e]);
+      if (mode != RangeMode::all && skip_diagonal && i == j) continue;
+      in_range.push_back(v);
+    }
+  p.centred = centred;
+  if (in_range.empty()) {  // nothing to show (or only the diagonal): a neutral range
+    p.lo = centred ? -1.0f : 0.0f;
+    p.hi = 1.0f;
+  } else if (centred) {
+    const auto [mn, mx] = std::minmax_element(in_range.begin(), in_range.end());
+    double m = mode == RangeMode::robust ? std::max(std::fabs(quantile(in_range, 0.01)), std::fabs(quantile(in_range, 0.99)))
+                                         : std::max(std::fabs(*mn), std::fabs(*mx));
+    if (!(m > 0)) m = max_se > 0 ? 2 * max_se : 1.0;  // all zero: the scale of the noise
+    p.hi = float(m);
+    p.lo = -p.hi;
+  } else {
+    double a, b;
+    if (mode == RangeMode::robust) {
+      a = quantile(in_range, 0.01);
+      b = quantile(in_range, 0.99);
+    } else {
+      const auto [mn, mx] = std::minmax_element(in_range.begin(), in_range.end());
+      a = *mn;
+      b = *mx;
+    }
+    if (!(b - a > 1e-12 * std::max(1.0, std::fabs(a)))) {  // constant: a small range about it
+      const double pad = std::max(std::fabs(a) * 1e-3, 1e-6);
+      a -= pad;
+      b += pad;
+    }
+    p.lo = float(a);
+    p.hi = float(b);
+  }
+  mark_clipping(p);
+}
+
+void mark_noise(PanelData& p) {
+  p.noise.assign(p.value.size(), 0);
+  for (std::size_t e = 0; e < p.value.size() && e < p.se.size(); ++e)
+    if (std::isfinite(p.value[e]) && std::isfinite(p.se[e]) && std::fabs(p.value[e]) <= 2 * p.se[e]) p.noise[e] = 1;
+}
+
+PanelData build_panel(const Snapshot& snap, std::size_t k, Quantity q, Transform t, const PanelStyle& style) {
   const int n = snap.settings.n;
   const LayerStats& l = snap.layers.at(k);
   PanelData p;
   p.layer = l.layer;
   p.n = n;
-  p.value = mean_of(l, q);
+  p.value = transformed(l, q, t, n);
   p.se = se_of(l, q);
-  if (t == Transform::diagonal_normalized) {
-    p.value = diagonal_normalized(p.value, n);
-    const double m = std::max(std::fabs(quantile(p.value, 0.01)), std::fabs(quantile(p.value, 0.99)));
-    p.hi = std::isfinite(m) && m > 0 ? float(m) : 1e-6f;
-    p.lo = -p.hi;
-  } else {
-    if (hide_diagonal && q != Quantity::cosine)
-      for (int i = 1; i < n; ++i) p.value[std::size_t(i) * n + i] = kNaN;
-    finite_range(p.value, p.lo, p.hi);
-  }
+  p.ties = q == Quantity::cosine ? l.adjacency_ties : l.recency_ties;
+  const bool centred = t == Transform::diagonal_normalized;
+  if (!centred && style.hide_diagonal)
+    for (int i = q == Quantity::cosine ? 0 : 1; i < n; ++i) p.value[std::size_t(i) * n + i] = kNaN;
+  // The diagonal of raw maps is left out of the range when hidden (row 0's cell stays on
+  // screen but does not set the range), and always for cosines (constant 1).
+  const bool skip_diagonal = !centred && (style.hide_diagonal || q == Quantity::cosine);
+  fit_range(p, style.range, centred, skip_diagonal);
+  if (centred && style.grey_noise) mark_noise(p);
   return p;
 }
 
 std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& view) {
   const Transform t = view.tab == Tab::diagonal ? Transform::diagonal_normalized : Transform::raw;
+  const PanelStyle style{view.hide_diagonal, view.range, view.grey_noise};
   std::vector<PanelData> panels;
-  for (std::size_t k = 0; k < snap.layers.size(); ++k)
-    panels.push_back(build_panel(snap, k, view.quantity, t, view.hide_diagonal));
+  for (std::size_t k = 0; k < snap.layers.size(); ++k) panels.push_back(build_panel(snap, k, view.quantity, t, style));
   if (view.shared_range) {
     std::vector<PanelData*> all;
     for (auto& p : panels) all.push_back(&p);
@@ -164,7 +231,11 @@ void share_range(std::vector<PanelData*>& panels, bool symmetric) {
   float lo = panels[0]->lo, hi = panels[0]->hi;
   for (const auto* p : panels) { lo = std::min(lo, p->lo); hi = std::max(hi, p->hi); }
   if (symmetric) hi = std::max(std::fabs(lo), std::fabs(hi)), lo = -hi;
-  for (auto* p : panels) { p->lo = lo; p->hi = hi; }
+  for (auto* p : panels) {
+    p->lo = lo;
+    p->hi = hi;
+    mark_clipping(*p);
+  }
 }
 
 std::vector<double> nice_ticks(double lo, double hi, int target) {

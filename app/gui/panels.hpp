@@ -16,13 +16,20 @@ namespace maskscope::gui {
 enum class Tab { attention, diagonal, h_of_j, metrics, figure };
 enum class Quantity { score, weight, cosine };
 enum class Transform { raw, diagonal_normalized };  // Behind RoPE Fig. 4: each diagonal minus its mean
+// How a panel's colour range is chosen. all: min..max of every shown cell; visible: leaves out
+// the diagonal (and so the (0,0) cell, sqrt(d) for LN scores) when it is hidden; robust: the
+// 1% / 99% quantiles of the visible cells (Behind RoPE Fig. 5). Values beyond the range are
+// clipped and the colorbar says so (end triangles).
+enum class RangeMode { all, visible, robust };
 
 struct ViewOptions {
   Tab tab = Tab::attention;
   Quantity quantity = Quantity::score;
   ColormapId sequential = ColormapId::rocket;
   ColormapId diverging = ColormapId::rdbu;
-  bool hide_diagonal = true;  // LN-recency Fig. 1: diagonal masked except row 0
+  bool hide_diagonal = true;  // LN-recency Fig. 1: diagonal masked except row 0 (cosines: all of it)
+  RangeMode range = RangeMode::robust;
+  bool grey_noise = true;     // centred maps: grey where |value| <= 2 SE (noise looks like noise)
   bool shared_range = false;
   bool light_theme = false;
   bool operator==(const ViewOptions&) const = default;
@@ -31,6 +38,7 @@ struct ViewOptions {
 std::string_view to_string(Tab t);
 std::string_view to_string(Quantity q);
 std::string_view to_string(Transform t);
+std::string_view to_string(RangeMode r);
 // Symbol of a quantity in figure titles: S, A or cos.
 std::string_view symbol(Quantity q);
 
@@ -42,6 +50,7 @@ Tab parse_tab(const std::string& text, const std::string& what);
 Quantity parse_quantity(const std::string& text, const std::string& what);
 Transform parse_transform(const std::string& text, const std::string& what);
 ColormapId parse_colormap(const std::string& text, const std::string& what);
+RangeMode parse_range_mode(const std::string& text, const std::string& what);
 
 // One displayed map: values as shown (NaN = masked or hidden), their standard errors, range.
 struct PanelData {
@@ -49,19 +58,39 @@ struct PanelData {
   int n = 0;
   std::vector<double> value, se;
   float lo = 0, hi = 1;
+  bool centred = false;               // diverging map, range symmetric about 0
+  bool below = false, above = false;  // some shown value lies outside [lo, hi] (clipped)
+  std::vector<unsigned char> noise;   // 1 where a centred value is within 2 SE of 0 (greyed)
+  double ties = 0;                    // tie fraction of the panel's metric (RP or adjacency)
 };
+
+// Sets p.lo / p.hi (and below / above) from p.value by `mode`; `skip_diagonal` leaves the
+// diagonal out of the range (it is hidden, or it is the cosine's constant 1). A centred panel
+// gets a range symmetric about 0; an all-zero one gets +-2 SE (or +-1 without SEs), never +-0.
+void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal);
+// Marks p.noise where |value| <= 2 SE (centred maps only).
+void mark_noise(PanelData& p);
 
 const std::vector<double>& mean_of(const LayerStats& l, Quantity q);
 const std::vector<double>& se_of(const LayerStats& l, Quantity q);
 
 // The map of layer index `k` (0-based) of `snap`. Raw maps hide the diagonal except row 0 when
-// asked (not for cosines, whose diagonal is 1); diagonal-normalized maps get a range symmetric
-// about 0, clipped at the 1% / 99% quantiles (Behind RoPE Fig. 5).
-PanelData build_panel(const Snapshot& snap, std::size_t k, Quantity q, Transform t, bool hide_diagonal);
+// asked (cosines: the whole diagonal, which is 1); diagonal-normalized maps are centred.
+struct PanelStyle {
+  bool hide_diagonal = true;
+  RangeMode range = RangeMode::robust;
+  bool grey_noise = true;
+};
+PanelData build_panel(const Snapshot& snap, std::size_t k, Quantity q, Transform t, const PanelStyle& style);
 // All layers of the current tab.
 std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& view);
-// Gives every panel the union of their ranges (symmetric about 0 when `symmetric`).
+// Gives every panel the union of their ranges (symmetric about 0 when `symmetric`) and
+// recomputes which of them now clip.
 void share_range(std::vector<PanelData*>& panels, bool symmetric);
+
+// The map after the transform: raw, or each diagonal minus its mean (one place for both the
+// window and the exports; the snapshot's score_diag_normalized is the same function).
+std::vector<double> transformed(const LayerStats& l, Quantity q, Transform t, int n);
 
 // "Nice" tick positions (1, 2, 5 x 10^k) covering [lo, hi] with about `target` ticks.
 std::vector<double> nice_ticks(double lo, double hi, int target);

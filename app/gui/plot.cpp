@@ -6,16 +6,11 @@
 #include <cstdio>
 #include <limits>
 
+#include "format.hpp"
+
 namespace maskscope::gui {
 
 namespace {
-
-std::string format_tick(double v, double step) {
-  char buf[32];
-  const int decimals = step >= 1 ? 0 : std::min(6, int(std::ceil(-std::log10(step))));
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, float thickness) {
   const float len = std::hypot(b.x - a.x, b.y - a.y);
@@ -76,10 +71,11 @@ void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<P
   float label_w = 0;
   const double ystep = y_ticks.size() > 1 ? y_ticks[1] - y_ticks[0] : 1.0;
   const double xstep = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1.0;
-  for (double t : y_ticks) label_w = std::max(label_w, ImGui::CalcTextSize(format_tick(t, ystep).c_str()).x);
+  for (double t : y_ticks) label_w = std::max(label_w, ImGui::CalcTextSize(tick_text(t, ystep).c_str()).x);
 
   const float title_h = spec.title.empty() ? 0 : fh * 1.4f;
-  const ImVec2 p0(origin.x + fh * 1.5f + label_w + 8, origin.y + title_h + fh * 0.5f);
+  const float ylabel_h = spec.y_label.empty() ? 0 : fh * 1.3f;  // the y label sits above the axis, horizontal
+  const ImVec2 p0(origin.x + fh * 0.5f + label_w + 8, origin.y + title_h + ylabel_h + fh * 0.5f);
   const ImVec2 p1(origin.x + size.x - fh * 0.5f, origin.y + size.y - fh * 2.8f);
   if (p1.x - p0.x < 20 || p1.y - p0.y < 20) {
     ImGui::PopID();
@@ -97,14 +93,14 @@ void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<P
   for (double t : y_ticks) {
     const ImVec2 q = to_px(x0, t);
     dl->AddLine(ImVec2(p0.x, q.y), ImVec2(p1.x, q.y), grid_col, 1.0f);
-    const std::string s = format_tick(t, ystep);
+    const std::string s = tick_text(t, ystep);
     const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
     dl->AddText(ImVec2(p0.x - ts.x - 5, q.y - ts.y * 0.5f), text_col, s.c_str());
   }
   for (double t : x_ticks) {
     const ImVec2 q = to_px(t, y0);
     dl->AddLine(ImVec2(q.x, p0.y), ImVec2(q.x, p1.y), grid_col, 1.0f);
-    const std::string s = format_tick(t, spec.integer_x ? 1.0 : xstep);
+    const std::string s = tick_text(t, spec.integer_x ? 1.0 : xstep);
     const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
     dl->AddText(ImVec2(q.x - ts.x * 0.5f, p1.y + 4), text_col, s.c_str());
   }
@@ -113,16 +109,7 @@ void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<P
     const ImVec2 ts = ImGui::CalcTextSize(spec.x_label.c_str());
     dl->AddText(ImVec2((p0.x + p1.x - ts.x) * 0.5f, p1.y + fh * 1.4f), text_col, spec.x_label.c_str());
   }
-  if (!spec.y_label.empty()) {
-    // Dear ImGui has no rotated text; stack the label's characters vertically at the left edge.
-    const float total = fh * float(spec.y_label.size());
-    float yy = (p0.y + p1.y - total) * 0.5f;
-    for (char c : spec.y_label) {
-      const char str[2] = {c, 0};
-      dl->AddText(ImVec2(origin.x + 2, yy), text_col, str);
-      yy += fh;
-    }
-  }
+  if (!spec.y_label.empty()) dl->AddText(ImVec2(origin.x + 2, p0.y - ylabel_h), text_col, spec.y_label.c_str());
 
   dl->PushClipRect(p0, p1, true);
   for (const auto& s : series) {
@@ -151,8 +138,22 @@ void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<P
   if (spec.legend && !series.empty()) {
     float w = 0;
     for (const auto& s : series) w = std::max(w, ImGui::CalcTextSize(s.label.c_str()).x);
-    const ImVec2 l0(p0.x + 8, p0.y + 8);
-    const ImVec2 l1(l0.x + w + fh * 2.6f, l0.y + fh * 1.25f * float(series.size()) + 6);
+    // The corner of the plot that covers the fewest data points.
+    const ImVec2 box(w + fh * 2.6f, fh * 1.25f * float(series.size()) + 6);
+    ImVec2 l0(p0.x + 8, p0.y + 8);
+    std::size_t fewest = std::numeric_limits<std::size_t>::max();
+    for (const ImVec2 c : {ImVec2(p0.x + 8, p0.y + 8), ImVec2(p1.x - 8 - box.x, p1.y - 8 - box.y),
+                           ImVec2(p1.x - 8 - box.x, p0.y + 8), ImVec2(p0.x + 8, p1.y - 8 - box.y)}) {
+      std::size_t inside = 0;
+      for (const auto& s : series)
+        for (std::size_t k = 0; k < s.y.size() && k < s.x.size(); ++k) {
+          if (!std::isfinite(s.y[k])) continue;
+          const ImVec2 q = to_px(s.x[k], s.y[k]);
+          inside += q.x >= c.x - 4 && q.x <= c.x + box.x + 4 && q.y >= c.y - 4 && q.y <= c.y + box.y + 4;
+        }
+      if (inside < fewest) fewest = inside, l0 = c;
+    }
+    const ImVec2 l1(l0.x + box.x, l0.y + box.y);
     dl->AddRectFilled(l0, l1, ImGui::GetColorU32(ImGuiCol_PopupBg, 0.9f));
     dl->AddRect(l0, l1, grid_col);
     float yy = l0.y + 4;
@@ -182,7 +183,7 @@ void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<P
       const ImVec2 q = to_px(bs->x[bk], bs->y[bk]);
       dl->AddCircle(q, 6, bs->color, 0, 2);
       if (bk < bs->err.size())
-        ImGui::SetTooltip("%s\nx = %g\ny = %.6g +- %.2g", bs->label.c_str(), bs->x[bk], bs->y[bk], bs->err[bk]);
+        ImGui::SetTooltip("%s\nx = %g\ny = %s", bs->label.c_str(), bs->x[bk], value_with_se(bs->y[bk], bs->err[bk]).c_str());
       else
         ImGui::SetTooltip("%s\nx = %g\ny = %.6g", bs->label.c_str(), bs->x[bk], bs->y[bk]);
     }

@@ -193,3 +193,23 @@ TEST_CASE("edge settings give finite numbers: alpha = 1, n = 1, d = 1, every nor
     }
   }
 }
+
+TEST_CASE("key_ranges: each mask's keys and the comparisons RP and adjacency count") {
+  Settings s;
+  s.n = 6;
+  s.mask = MaskKind::causal;
+  KeyRanges k = key_ranges(s);
+  CHECK(k.recency_triples == 0 + 0 + 1 + 3 + 6 + 10);  // C(i, 2) for i = 0..5
+  CHECK(k.adjacency_rows == 4);                         // rows 2..5
+  for (int i = 0; i < 6; ++i) CHECK((k.lo[i] == 0 && k.hi[i] == i));
+  s.mask = MaskKind::window;
+  s.window = 3;
+  k = key_ranges(s);
+  for (int i = 0; i < 6; ++i) CHECK((k.lo[i] == std::max(0, i - 2) && k.hi[i] == i));
+  CHECK(k.recency_triples == 0 + 0 + 1 + 1 + 1 + 1);
+  s.mask = MaskKind::bidirectional;
+  k = key_ranges(s);
+  for (int i = 0; i < 6; ++i) CHECK((k.lo[i] == 0 && k.hi[i] == 5));
+  s.n = 2;
+  CHECK(key_ranges(s).adjacency_rows == 0);
+}

@@ -2,8 +2,12 @@
 // Fixed seeds; tolerances in units of the run's own standard error.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
+#include "core/metrics.hpp"
 #include "core/theory.hpp"
 #include "helpers.hpp"
 
@@ -149,4 +153,19 @@ TEST_CASE("averaged weights sum to 1 per row; the cosine map is symmetric with 1
     CHECK(L.adjacency > 0.5);  // Zuo et al.: nearer outputs are more similar
     CHECK(L.adjacency <= 1.0);
   }
+}
+
+TEST_CASE("quantile by selection equals the sorted definition (linear interpolation), NaN ignored") {
+  std::vector<double> v;
+  for (int k = 0; k < 1001; ++k) v.push_back(std::sin(k * 12.9898) * 43758.5453 - std::floor(std::sin(k * 12.9898) * 43758.5453));
+  v.push_back(std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> sorted(v.begin(), v.end() - 1);
+  std::sort(sorted.begin(), sorted.end());
+  for (double q : {0.0, 0.01, 0.37, 0.5, 0.99, 1.0}) {
+    const double pos = q * double(sorted.size() - 1);
+    const std::size_t lo = std::size_t(std::floor(pos)), hi = std::min(lo + 1, sorted.size() - 1);
+    const double expect = sorted[lo] + (pos - double(lo)) * (sorted[hi] - sorted[lo]);
+    CHECK(quantile(v, q) == expect);
+  }
+  CHECK(std::isnan(quantile({std::numeric_limits<double>::quiet_NaN()}, 0.5)));
 }

@@ -49,6 +49,7 @@ struct ScenePath {
   Rgba color;
   float width = 1;
   bool dashed = false;
+  bool filled = false;  // a closed polygon filled with `color` (e.g. a colorbar's clipped-end triangle)
 };
 struct SceneMarker {
   float x = 0, y = 0, radius = 1;

@@ -99,6 +99,12 @@ bool write_scene_png(const Scene& scene, double scale, const std::string& path, 
       if (p->points.size() < 2) continue;
       cairo_move_to(cr, p->points[0][0], p->points[0][1]);
       for (std::size_t k = 1; k < p->points.size(); ++k) cairo_line_to(cr, p->points[k][0], p->points[k][1]);
+      if (p->filled) {
+        cairo_close_path(cr);
+        set_color(cr, p->color);
+        cairo_fill(cr);
+        continue;
+      }
       const double dashes[] = {4.0, 3.0};
       cairo_set_dash(cr, dashes, p->dashed ? 2 : 0, 0);
       cairo_set_line_width(cr, p->width);

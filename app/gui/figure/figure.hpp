@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/atomic_file.hpp"
 #include "core/settings.hpp"
 #include "core/snapshot.hpp"
 #include "panels.hpp"
@@ -43,11 +44,19 @@ struct FigureSpec {
   std::vector<FigureRow> rows;
   bool difference = false;   // show rows 2.. minus row 1 (same seed: same random draws)
   bool shared_range = false; // one colour range for all panels (per transform)
-  bool hide_diagonal = true; // mask the diagonal except row 0 in raw S and A maps
+  bool hide_diagonal = true; // mask the diagonal except row 0 in raw S and A maps (cos: all of it)
+  RangeMode range = RangeMode::robust;  // how each panel's colour range is chosen
+  bool grey_noise = true;    // centred maps: grey where |value| <= 2 SE
   bool show_metric = true;   // RP (S, A) or adjacency (cos) in each panel's title
   ColormapId sequential = ColormapId::rocket;
   ColormapId diverging = ColormapId::rdbu;
   bool operator==(const FigureSpec&) const = default;
+};
+
+// PNG export size: a scale of the layout's natural size, or a width in pixels.
+struct ExportLimits {
+  static constexpr double scale_min = 0.25, scale_max = 8.0;
+  static constexpr int width_min = 64, width_max = 16384;
 };
 
 struct ExportOptions {
@@ -87,13 +96,6 @@ Preset preset_from_json(const nlohmann::json& j);
 bool load_preset_file(const std::string& path, Preset& out, std::string& error);
 // Writes through a temporary file renamed into place.
 bool save_preset_file(const std::string& path, const Preset& p, std::string& error);
-
-// Every file maskscope writes goes through `path`.tmp and a rename, so a crash never leaves half a
-// file. `write` fills the temporary path and returns an error message, empty on success; on any
-// failure the temporary file is removed and `error` says what went wrong.
-bool write_atomically(const std::string& path, const std::function<std::string(const std::string& tmp)>& write,
-                      std::string& error);
-bool write_file_atomic(const std::string& path, const std::string& content, std::string& error);
 
 // Built-in presets (assets/presets, embedded at build time), in menu order.
 const std::vector<Preset>& shipped_presets();

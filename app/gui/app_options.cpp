@@ -1,0 +1,181 @@
+// Command-line parsing for the window (see app_options.hpp).
+#include "app_options.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "core/result_json.hpp"
+
+namespace maskscope::gui {
+
+namespace {
+
+// "key=value": value parsed as JSON when it can be (numbers, true/false), else as a string.
+bool apply_set(const std::string& kv, Settings& s, std::string& error) {
+  const auto eq = kv.find('=');
+  if (eq == std::string::npos) {
+    error = "--set expects key=value, got '" + kv + "'";
+    return false;
+  }
+  const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+  nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
+  if (v.is_discarded() || v.is_string()) v = value;
+  if (key == "unit_input" && v.is_number_integer()) v = v.get<int>() != 0;
+  try {
+    apply_settings_json(nlohmann::json{{key, v}}, s, "--set");
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
+  return true;
+}
+
+// A whole or decimal number in [lo, hi]; nullopt if the text is anything else.
+std::optional<double> number_in(const std::string& t, double lo, double hi) {
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end == t.c_str() || *end != '\0' || !(v >= lo && v <= hi)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+int parse_app_options(int argc, char** argv, AppOptions& o) {
+  std::vector<std::string> errors;
+  // The preset comes first, whatever its place on the line: --set, --tab and --show refine it.
+  for (int k = 1; k + 1 < argc; ++k)
+    if (std::string(argv[k]) == "--preset") {
+      const std::string name = argv[k + 1];
+      Preset p;
+      std::string error;
+      if (const Preset* shipped = find_shipped_preset(name)) p = *shipped;
+      else if (!load_preset_file(name, p, error)) errors.push_back("--preset: " + error);
+      if (error.empty()) {
+        o.preset = p;
+        o.settings = p.settings;
+        o.samples_given = true;
+        const bool light = o.view.light_theme;
+        o.view = p.view;
+        o.view.light_theme = light;
+      }
+    }
+  std::optional<std::int64_t> samples;
+  for (int k = 1; k < argc; ++k) {
+    const std::string a = argv[k];
+    auto next = [&]() -> std::string {
+      if (k + 1 >= argc) {
+        errors.push_back(a + " needs a value");
+        return "";
+      }
+      return argv[++k];
+    };
+    std::string err;
+    if (a == "--preset") {
+      next();  // read above
+    } else if (a == "--samples") {
+      const std::string t = next();
+      const auto v = number_in(t, double(Limits::samples_min), double(Limits::samples_max));
+      if (!v || *v != std::floor(*v)) errors.push_back("--samples: '" + t + "'; valid: a whole number in [1, 1e12], for the live run and every figure row");
+      else samples = std::int64_t(*v);
+    } else if (a == "--export-figure") {
+      o.export_dir = next();
+      if (o.export_dir.empty()) errors.push_back("--export-figure needs a folder");
+    } else if (a == "--export-scale") {
+      const std::string t = next();
+      if (auto v = number_in(t, ExportLimits::scale_min, ExportLimits::scale_max)) o.export_scale = *v;
+      else errors.push_back("--export-scale: '" + t + "'; valid: [0.25, 8] (1x, 2x, 4x...)");
+    } else if (a == "--export-width") {
+      const std::string t = next();
+      const auto v = number_in(t, ExportLimits::width_min, ExportLimits::width_max);
+      if (!v || *v != std::floor(*v)) errors.push_back("--export-width: '" + t + "'; valid: whole pixels in [64, 16384]");
+      else o.export_width = int(*v);
+    } else if (a == "--set") {
+      const std::string kv = next();
+      if (!apply_set(kv, o.settings, err)) errors.push_back(err);
+      if (kv.rfind("samples=", 0) == 0) o.samples_given = true;
+    } else if (a == "--tab") {
+      try {
+        o.view.tab = parse_tab(next(), "--tab");
+      } catch (const std::exception& e) {
+        errors.push_back(e.what());
+      }
+    } else if (a == "--show") {
+      try {
+        o.view.quantity = parse_quantity(next(), "--show");
+      } catch (const std::exception& e) {
+        errors.push_back(e.what());
+      }
+    } else if (a == "--range") {
+      try {
+        o.view.range = parse_range_mode(next(), "--range");
+      } catch (const std::exception& e) {
+        errors.push_back(e.what());
+      }
+    } else if (a == "--size") {
+      const std::string t = next();
+      if (std::sscanf(t.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240 ||
+          o.width > 8192 || o.height > 8192)
+        errors.push_back("--size: '" + t + "'; valid: WxH with W in [320, 8192], H in [240, 8192]");
+    } else if (a == "--theme") {
+      const std::string t = next();
+      if (t == "light") o.view.light_theme = true;
+      else if (t == "dark") o.view.light_theme = false;
+      else errors.push_back("--theme: '" + t + "'; valid: dark, light");
+    } else if (a == "--screenshot") {
+      o.screenshot = next();
+    } else if (a == "--screenshot-at-samples") {
+      const std::string t = next();
+      const auto v = number_in(t, 1, double(Limits::samples_max));
+      if (!v || *v != std::floor(*v)) errors.push_back("--screenshot-at-samples: '" + t + "'; valid: a whole number in [1, 1e12]");
+      else o.screenshot_at_samples = std::int64_t(*v);
+    } else if (a == "--screenshot-at-se") {
+      const std::string t = next();
+      if (auto v = number_in(t, 1e-12, 1e6); v && *v > 0) o.screenshot_at_se = *v;
+      else errors.push_back("--screenshot-at-se: '" + t + "'; valid: a standard error > 0");
+    } else if (a == "--exit-when-done") {
+      o.exit_when_done = true;
+    } else if (a == "--ui-bench") {
+      const std::string t = next();
+      const auto v = number_in(t, 1, 10000);
+      if (!v || *v != std::floor(*v)) errors.push_back("--ui-bench: '" + t + "'; valid: restarts in [1, 10000]");
+      else o.ui_bench = int(*v);
+    } else if (a == "--hide-diagonal") {
+      const std::string t = next();
+      if (t == "1" || t == "true") o.view.hide_diagonal = true;
+      else if (t == "0" || t == "false") o.view.hide_diagonal = false;
+      else errors.push_back("--hide-diagonal: '" + t + "'; valid: 0, 1, false, true");
+    } else if (a == "--help" || a == "-h") {
+      std::printf("maskscope [--preset FILE|NAME] [--set key=value ...] [--samples N]\n"
+                  "          [--tab attention|diagonal|hofj|metrics|figure] [--show score|weight|cosine]\n"
+                  "          [--range all|visible|robust] [--size WxH] [--theme dark|light] [--hide-diagonal 0|1]\n"
+                  "          [--screenshot FILE [--screenshot-at-samples N | --screenshot-at-se X]]\n"
+                  "          [--export-figure DIR] [--export-scale S] [--export-width PX] [--exit-when-done] [--ui-bench N]\n"
+                  "keys: %s\npresets:",
+                  setting_keys_text().c_str());
+      for (const auto& p : shipped_presets()) std::printf(" %s", p.name.c_str());
+      std::printf("\n");
+      return 0;
+    } else {
+      errors.push_back("unknown option '" + a + "' (see --help)");
+    }
+  }
+  if (samples) {
+    o.settings.samples = *samples;
+    o.samples_given = true;
+    if (o.preset)
+      for (auto& r : o.preset->figure.rows) r.settings.samples = *samples;
+  }
+  if (!o.export_dir.empty() && o.preset && o.preset->figure.rows.empty())
+    errors.push_back("--export-figure: preset '" + o.preset->name + "' has no figure rows");
+  if (!o.export_dir.empty() && !o.preset) errors.push_back("--export-figure needs --preset with a figure (rows)");
+  for (const auto& e : validate(o.settings)) errors.push_back("--set " + e.setting + ": " + e.message);
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::fprintf(stderr, "maskscope: %s\n", e.c_str());
+    return 2;
+  }
+  return -1;
+}
+
+}  // namespace maskscope::gui

@@ -1,0 +1,36 @@
+// The window's command line: settings (--set, --samples, --preset), view, size, and the
+// headless actions (--screenshot with its trigger, --export-figure, --exit-when-done, --ui-bench).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "figure.hpp"
+#include "panels.hpp"
+
+namespace maskscope::gui {
+
+struct AppOptions {
+  Settings settings;
+  bool samples_given = false;  // --samples or --set samples=: no auto sample count
+  ViewOptions view;
+  std::optional<Preset> preset;
+  std::string export_dir;
+  std::optional<double> export_scale;
+  std::optional<int> export_width;
+  int width = 1280, height = 800;
+  std::string screenshot;
+  std::int64_t screenshot_at_samples = 0;  // > 0: take the screenshot once the live run has this many
+  double screenshot_at_se = 0;             // > 0: ... once the largest SE on screen is at most this
+  bool exit_when_done = false;
+  int ui_bench = 0;  // restarts to drive for the frame-time benchmark
+
+  bool headless() const { return exit_when_done || ui_bench > 0 || !screenshot.empty() || !export_dir.empty(); }
+};
+
+// Parses argv into `o`. Returns -1 to go on, or an exit code (0 after --help, 2 after errors,
+// which are printed to stderr, each naming its option and valid range).
+int parse_app_options(int argc, char** argv, AppOptions& o);
+
+}  // namespace maskscope::gui

@@ -1,0 +1,38 @@
+// Number and colour formatting shared by the live window and every export: one home for
+// "value ± SE", tick labels, colorbar labels and the series palette.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace maskscope::gui {
+
+// "0.63824 ± 0.00003": at least 4 decimals (the papers' precision), more when the standard error
+// needs them, so the SE always shows one or two significant digits. "n/a" when v is not finite.
+std::string value_with_se(double v, double se);
+
+// Tick label for a tick at v on an axis whose ticks are `step` apart: enough decimals to tell
+// neighbouring ticks apart, no more; "0" for a tick at zero, never "-0".
+std::string tick_text(double v, double step);
+
+// Colorbar labels for a range [lo, hi]: always both ends and the middle, each with the fewest
+// significant digits (at least 2) that keep the three labels distinct and each within 1% of the
+// range of its value. Used on screen and in exports.
+struct ColorbarTick {
+  double value = 0;
+  std::string text;
+};
+std::vector<ColorbarTick> colorbar_ticks(double lo, double hi);
+
+// A compact number: "0.00123", "1.2e-07", "3.5e+04" (the shortest of %g forms at `digits`).
+std::string compact_number(double v, int digits);
+
+// 1234567 -> "1,234,567".
+std::string with_thousands(std::int64_t v);
+
+// The series palette (matplotlib's tab10 order), RGB in [0, 1]. Series k keeps its colour.
+std::array<float, 3> series_color(std::size_t k);
+
+}  // namespace maskscope::gui

@@ -1,0 +1,94 @@
+// The headless driver (see headless.hpp).
+#include "headless.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "core/metrics.hpp"
+#include "screenshot.hpp"
+
+namespace maskscope::gui {
+
+HeadlessDriver::HeadlessDriver(const AppOptions& options, Controller& controller, Views& views)
+    : options_(options), controller_(controller), views_(views), exporting_(!options.export_dir.empty()),
+      last_restart_seen_(controller.restarts()) {
+  // Headless export: the figure's runs get the cores; the live run waits, and says why.
+  if (exporting_) controller_.set_paused(true, "figure runs have priority (headless export)");
+}
+
+void HeadlessDriver::before_frame() {
+  if (options_.ui_bench > 0 && ++bench_frame_ % 8 == 0) {
+    // Move alpha like a user would, a new value every 8 frames, each one restarting the run.
+    Settings s = controller_.settings();
+    s.alpha = 0.05 + 0.9 * double(bench_restarts_ % 37) / 36.0;
+    controller_.edit(s);
+    ++bench_restarts_;
+  }
+}
+
+bool HeadlessDriver::screenshot_due() const {
+  const Snapshot* shown = views_.shown();
+  if (options_.exit_when_done && frames_after_done_ >= 2) return true;  // the run (or export) is done
+  if (!shown) return false;
+  if (options_.screenshot_at_samples > 0 && shown->samples_done >= options_.screenshot_at_samples) return true;
+  if (options_.screenshot_at_se > 0 && shown->samples_done > 1) {
+    double max_se = 0;
+    for (const auto& p : views_.panels())
+      for (std::size_t e = 0; e < p.se.size(); ++e)
+        if (std::isfinite(p.value[e]) && std::isfinite(p.se[e])) max_se = std::max(max_se, p.se[e]);
+    if (max_se > 0 && max_se <= options_.screenshot_at_se) return true;
+  }
+  return options_.ui_bench > 0 && bench_restarts_ == options_.ui_bench;
+}
+
+bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
+  if (views_.last_time_to_first_heatmap() >= 0 && last_restart_seen_ != controller_.restarts()) {
+    first_heatmap_ms_.push_back(views_.last_time_to_first_heatmap() * 1000.0);
+    last_restart_seen_ = controller_.restarts();
+  }
+  FigureWorkbench& figure = views_.figure();
+  if (exporting_ && !exported_ && figure.complete()) {
+    const ExportResult r = figure.export_now(options_.export_dir, views_.current_preset());
+    exported_ = true;
+    if (r.ok) {
+      std::printf("maskscope: exported %zu files to %s (PNG %dx%d)\n", r.files.size(), options_.export_dir.c_str(),
+                  r.png_width, r.png_height);
+    } else {
+      std::fprintf(stderr, "maskscope: export failed: %s\n", r.error.c_str());
+      exit_code_ = 1;
+    }
+  }
+  const bool done = exporting_ ? exported_ : views_.showing_final_snapshot() && figure.complete();
+  if (options_.exit_when_done && done) ++frames_after_done_;
+  if (!options_.screenshot.empty() && !screenshot_taken_ && screenshot_due()) {
+    screenshot_taken_ = true;
+    std::string error;
+    if (!save_screenshot(options_.screenshot, {fb_w, fb_h, true}, error)) {
+      std::fprintf(stderr, "maskscope: cannot write the screenshot: %s\n", error.c_str());
+      exit_code_ = 1;
+    }
+  }
+  const auto now = std::chrono::steady_clock::now();
+  frame_ms_.push_back(std::chrono::duration<double, std::milli>(now - last_frame_).count());
+  last_frame_ = now;
+  const bool screenshot_pending = !options_.screenshot.empty() && !screenshot_taken_;
+  if (options_.exit_when_done && frames_after_done_ >= 2 && !screenshot_pending) return true;
+  if (options_.exit_when_done && screenshot_taken_ && (options_.screenshot_at_samples > 0 || options_.screenshot_at_se > 0))
+    return true;  // the screenshot was the point: no need to wait for the whole run
+  return options_.ui_bench > 0 && bench_restarts_ >= options_.ui_bench;
+}
+
+void HeadlessDriver::print_summary() const {
+  if (options_.ui_bench == 0 && !options_.exit_when_done) return;
+  std::vector<double> frames(frame_ms_.begin() + (frame_ms_.size() > 1 ? 1 : 0), frame_ms_.end());  // skip start-up
+  const double mean = frames.empty() ? 0 : std::accumulate(frames.begin(), frames.end(), 0.0) / double(frames.size());
+  auto q = [](const std::vector<double>& v, double p) { return v.empty() ? 0.0 : quantile(v, p); };
+  std::printf("frames %zu: mean %.1f ms, p95 %.1f ms, max %.1f ms; first heatmap after a change: median %.1f ms, "
+              "p95 %.1f ms over %zu runs\n",
+              frames.size(), mean, q(frames, 0.95), q(frames, 1.0), q(first_heatmap_ms_, 0.5), q(first_heatmap_ms_, 0.95),
+              first_heatmap_ms_.size());
+}
+
+}  // namespace maskscope::gui

@@ -1,0 +1,44 @@
+// What the window does on its own, without a person: the --ui-bench restarts and frame-time
+// statistics, the headless figure export, the --screenshot trigger (at the end, after N samples
+// or at a target standard error), and when to exit.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "app_options.hpp"
+#include "controller.hpp"
+#include "views.hpp"
+
+namespace maskscope::gui {
+
+class HeadlessDriver {
+ public:
+  HeadlessDriver(const AppOptions& options, Controller& controller, Views& views);
+
+  // Before the frame is built: the benchmark's next settings change.
+  void before_frame();
+  // After the frame is rendered (before the swap): export, screenshot. `fb_w` x `fb_h` is the
+  // framebuffer. Returns true when the app should exit.
+  bool after_frame(int fb_w, int fb_h);
+  // Keeps the loop polling (not sleeping) while something headless is pending.
+  bool busy() const { return options_.headless(); }
+  int exit_code() const { return exit_code_; }
+  // Frame-time and first-heatmap statistics (for --ui-bench and --exit-when-done).
+  void print_summary() const;
+
+ private:
+  bool screenshot_due() const;
+
+  const AppOptions& options_;
+  Controller& controller_;
+  Views& views_;
+  bool exporting_ = false, exported_ = false, screenshot_taken_ = false;
+  int exit_code_ = 0;
+  int bench_restarts_ = 0, bench_frame_ = 0, last_restart_seen_ = 0, frames_after_done_ = 0;
+  std::vector<double> frame_ms_, first_heatmap_ms_;
+  std::chrono::steady_clock::time_point last_frame_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace maskscope::gui

@@ -1,0 +1,41 @@
+// The live window's tabs and side panels as free functions: each draws one concern from the
+// newest snapshot and never waits on a worker. Views (views.hpp) lays them out and routes tabs.
+#pragma once
+
+#include <imgui.h>
+
+#include <memory>
+#include <vector>
+
+#include "controller.hpp"
+#include "heatmap.hpp"
+#include "panels.hpp"
+
+namespace maskscope::gui {
+
+// A help marker's text on hover: every control says what it is, where it comes from, its range.
+void explain(const char* text);
+
+// Left column: model, Monte Carlo and view controls (each with its tooltip); edits go to the
+// controller, which restarts the run. Returns the settings errors of the last edit.
+void draw_controls(Controller& controller, ViewOptions& view, std::vector<SettingError>& edit_errors, float ui_scale);
+
+// Per-layer heatmaps of the current tab (raw or diagonal-normalized), each with its colorbar,
+// metric badge and hover read-out.
+void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panels, const ViewOptions& view,
+                       HeatmapRenderer& renderer, bool diverging);
+
+// h(j): the closed form that applies to the settings beside the simulation (h_of_j.hpp).
+void draw_h_of_j_tab(const Snapshot& snap, const ViewOptions& view);
+
+// RP and adjacency per layer with standard errors and tie fractions.
+void draw_metrics_tab(const Snapshot& snap);
+
+// Bottom line: samples, rate, ETA, largest SE on screen, why the run waits, auto sample count.
+void draw_status_line(const Controller& controller, const std::vector<PanelData>& panels, const std::string& message,
+                      bool message_error);
+
+// Help > "What am I looking at" and "Keyboard shortcuts".
+void draw_help_windows(bool* show_guide, bool* show_keys);
+
+}  // namespace maskscope::gui
