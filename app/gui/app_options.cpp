@@ -95,21 +95,12 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
       const std::string kv = next();
       if (!apply_set(kv, o.settings, err)) errors.push_back(err);
       if (kv.rfind("samples=", 0) == 0) o.samples_given = true;
-    } else if (a == "--tab") {
-      try {
-        o.view.tab = parse_tab(next(), "--tab");
-      } catch (const std::exception& e) {
-        errors.push_back(e.what());
-      }
-    } else if (a == "--show") {
-      try {
-        o.view.quantity = parse_quantity(next(), "--show");
-      } catch (const std::exception& e) {
-        errors.push_back(e.what());
-      }
-    } else if (a == "--range") {
-      try {
-        o.view.range = parse_range_mode(next(), "--range");
+    } else if (a == "--tab" || a == "--show" || a == "--range") {
+      const std::string t = next();
+      try {  // the parsers name the option and the valid values
+        if (a == "--tab") o.view.tab = parse_tab(t, a);
+        else if (a == "--show") o.view.quantity = parse_quantity(t, a);
+        else o.view.range = parse_range_mode(t, a);
       } catch (const std::exception& e) {
         errors.push_back(e.what());
       }

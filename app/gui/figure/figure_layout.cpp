@@ -55,10 +55,17 @@ void add_colorbar(Scene& sc, float x0, float y0, float x1, float y1, const Color
   sc.items.push_back(bar);
   sc.items.push_back(SceneRect{x0, y0, x1, y1, {0, 0, 0, 0}, kGrey, 0.5f});
   const float tri = (x1 - x0) * 0.9f;
-  if (p.above)
-    sc.items.push_back(ScenePath{{{x0, y0 - 1}, {x1, y0 - 1}, {(x0 + x1) / 2, y0 - 1 - tri}}, end_color(cm, true), 0.5f, false, true});
-  if (p.below)
-    sc.items.push_back(ScenePath{{{x0, y1 + 1}, {x1, y1 + 1}, {(x0 + x1) / 2, y1 + 1 + tri}}, end_color(cm, false), 0.5f, false, true});
+  // Filled in the end colour, outlined so that a light end (rocket's cream) shows on a white page.
+  if (p.above) {
+    const std::vector<std::array<float, 2>> t = {{x0, y0 - 1}, {x1, y0 - 1}, {(x0 + x1) / 2, y0 - 1 - tri}, {x0, y0 - 1}};
+    sc.items.push_back(ScenePath{t, end_color(cm, true), 0.5f, false, true});
+    sc.items.push_back(ScenePath{t, kGrey, 0.5f, false, false});
+  }
+  if (p.below) {
+    const std::vector<std::array<float, 2>> t = {{x0, y1 + 1}, {x1, y1 + 1}, {(x0 + x1) / 2, y1 + 1 + tri}, {x0, y1 + 1}};
+    sc.items.push_back(ScenePath{t, end_color(cm, false), 0.5f, false, true});
+    sc.items.push_back(ScenePath{t, kGrey, 0.5f, false, false});
+  }
   for (const ColorbarTick& t : colorbar_ticks(p.lo, p.hi)) {
     const float y = y1 - float((t.value - p.lo) / double(p.hi - p.lo)) * (y1 - y0);
     sc.items.push_back(ScenePath{{{x1, y}, {x1 + 2.5f, y}}, kGrey, 0.6f, false});

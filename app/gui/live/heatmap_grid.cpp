@@ -27,8 +27,17 @@ void colorbar(ImDrawList* dl, ImVec2 c0, ImVec2 c1, const Colormap& cm, const Pa
   }
   dl->AddRect(c0, c1, ImGui::GetColorU32(ImGuiCol_Border));
   const float tri = (c1.x - c0.x) * 0.9f, mid = (c0.x + c1.x) / 2;
-  if (p.above) dl->AddTriangleFilled(ImVec2(c0.x, c0.y - 2), ImVec2(c1.x, c0.y - 2), ImVec2(mid, c0.y - 2 - tri), to_u32(cm.at(1)));
-  if (p.below) dl->AddTriangleFilled(ImVec2(c0.x, c1.y + 2), ImVec2(mid, c1.y + 2 + tri), ImVec2(c1.x, c1.y + 2), to_u32(cm.at(0)));
+  const ImU32 border = ImGui::GetColorU32(ImGuiCol_Border);
+  if (p.above) {
+    const ImVec2 a(c0.x, c0.y - 2), b(c1.x, c0.y - 2), c(mid, c0.y - 2 - tri);
+    dl->AddTriangleFilled(a, b, c, to_u32(cm.at(1)));
+    dl->AddTriangle(a, b, c, border);
+  }
+  if (p.below) {
+    const ImVec2 a(c0.x, c1.y + 2), b(mid, c1.y + 2 + tri), c(c1.x, c1.y + 2);
+    dl->AddTriangleFilled(a, b, c, to_u32(cm.at(0)));
+    dl->AddTriangle(a, b, c, border);
+  }
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   for (const ColorbarTick& t : colorbar_ticks(p.lo, p.hi)) {
     const float y = c1.y - float((t.value - p.lo) / double(p.hi - p.lo)) * (c1.y - c0.y);
