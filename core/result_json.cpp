@@ -1,6 +1,8 @@
 // Serialisation of settings and snapshots; non-finite numbers (masked entries) become null.
 #include "result_json.hpp"
 
+#include "strict_number.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -27,16 +29,6 @@ nlohmann::json vector_json(const std::vector<double>& v) {
   return out;
 }
 
-template <class T>
-void read(const nlohmann::json& j, const char* key, T& out) {
-  if (!j.contains(key)) return;
-  try {
-    out = j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw std::runtime_error(std::string("setting '") + key + "' has the wrong type");
-  }
-}
-
 }  // namespace
 
 nlohmann::json settings_to_json(const Settings& s) {
@@ -60,35 +52,53 @@ nlohmann::json settings_to_json(const Settings& s) {
 void settings_from_json(const nlohmann::json& j, Settings& s) {
   if (!j.is_object()) throw std::runtime_error("settings must be a JSON object");
   Settings t = s;
-  read(j, "n", t.n);
-  read(j, "d", t.d);
-  read(j, "layers", t.layers);
-  read(j, "alpha", t.alpha);
-  read(j, "gamma", t.gamma);
-  read(j, "rope", t.rope_base);
-  read(j, "unit_input", t.unit_input);
-  read(j, "samples", t.samples);
-  read(j, "seed", t.seed);
-  read(j, "threads", t.threads);
-  std::string text;
+  // Every number through the one strict conversion (strict_number.hpp): no wrapping, no clamping.
+  auto whole = [&](const char* key, std::int64_t lo, std::int64_t hi) {
+    return whole_number(std::string("setting '") + key + "'", j.at(key), lo, hi);
+  };
+  auto real = [&](const char* key, double lo, double hi) {
+    return real_number(std::string("setting '") + key + "'", j.at(key), lo, hi);
+  };
+  auto text = [&](const char* key) {
+    if (!j.at(key).is_string()) throw std::runtime_error(std::string("setting '") + key + "' must be a string");
+    return j.at(key).get<std::string>();
+  };
+  if (j.contains("n")) t.n = int(whole("n", Limits::n_min, Limits::n_max));
+  if (j.contains("d")) t.d = int(whole("d", Limits::d_min, Limits::d_max));
+  if (j.contains("layers")) t.layers = int(whole("layers", Limits::layers_min, Limits::layers_max));
+  if (j.contains("alpha")) t.alpha = real("alpha", Limits::alpha_min, Limits::alpha_max);
+  if (j.contains("gamma")) t.gamma = real("gamma", Limits::gamma_min, Limits::gamma_max);
+  if (j.contains("rope")) t.rope_base = real("rope", 0.0, Limits::rope_base_max);
+  if (j.contains("unit_input")) t.unit_input = boolean("setting 'unit_input'", j.at("unit_input"));
+  if (j.contains("samples")) t.samples = whole("samples", Limits::samples_min, Limits::samples_max);
+  if (j.contains("seed")) t.seed = whole_number_u64("setting 'seed'", j.at("seed"));
+  if (j.contains("threads")) t.threads = int(whole("threads", Limits::threads_min, Limits::threads_max));
   if (j.contains("norm")) {
-    read(j, "norm", text);
-    auto v = parse_norm(text);
-    if (!v) throw std::runtime_error("setting 'norm' is '" + text + "'; valid: none, l2, layernorm, rmsnorm");
-    t.norm = *v;
+    const std::string v = text("norm");
+    auto parsed = parse_norm(v);
+    if (!parsed) throw std::runtime_error("setting 'norm' is '" + v + "'; valid: none, l2, layernorm, rmsnorm");
+    t.norm = *parsed;
   }
   if (j.contains("scale")) {
-    read(j, "scale", text);
-    auto v = parse_scale(text);
-    if (!v) throw std::runtime_error("setting 'scale' is '" + text + "'; valid: one, sqrt_d, d");
-    t.scale = *v;
+    const std::string v = text("scale");
+    auto parsed = parse_scale(v);
+    if (!parsed) throw std::runtime_error("setting 'scale' is '" + v + "'; valid: one, sqrt_d, d");
+    t.scale = *parsed;
   }
   if (j.contains("mask")) {
-    read(j, "mask", text);
-    if (!parse_mask(text, t))
-      throw std::runtime_error("setting 'mask' is '" + text + "'; valid: causal, bidirectional, window:W");
+    const std::string v = text("mask");
+    if (!parse_mask(v, t))
+      throw std::runtime_error("setting 'mask' is '" + v + "'; valid: causal, bidirectional, window:W with W in [1, n]");
   }
   s = t;
+}
+
+void setting_from_text(const std::string& key, const std::string& text, Settings& s) {
+  nlohmann::json v;
+  if (key == "norm" || key == "scale" || key == "mask") v = text;
+  else if (key == "unit_input") v = text;  // boolean() reads "0", "1", "true", "false"
+  else v = number_from_text("setting '" + key + "'", text);
+  settings_from_json(nlohmann::json{{key, v}}, s);
 }
 
 const std::vector<std::string>& setting_keys() {

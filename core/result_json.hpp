@@ -13,8 +13,12 @@ namespace maskscope {
 
 nlohmann::json settings_to_json(const Settings& s);
 // Reads every present key; keys not present keep the values already in `s`. Throws
-// std::runtime_error naming the key on a wrong type or an unknown enum name.
+// std::runtime_error naming the key, the value and the valid range on a wrong type, a number that
+// is not whole where it must be, out of range, or an unknown enum name (strict_number.hpp).
 void settings_from_json(const nlohmann::json& j, Settings& s);
+// One setting from command-line text ("--n 10", "--set n=10"): numbers strictly decimal, enums by
+// name, unit_input 0/1/true/false. Throws std::runtime_error naming the setting.
+void setting_from_text(const std::string& key, const std::string& text, Settings& s);
 
 // The setting names of the CLI, presets and `--set` (one list for all of them), and the same
 // as "n, d, layers, ..." for messages.

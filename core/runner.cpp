@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "resources.hpp"
 #include "simulator.hpp"
 
 #if defined(__linux__)
@@ -30,7 +31,7 @@ Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::mo
   moments_ = RunMoments(accum_size_);
   keys_ = key_ranges(s);
   const int threads = resolved_threads(s);
-  lookahead_ = 2 * threads;  // bounds the blocks waiting for their turn to merge
+  lookahead_ = merge_lookahead(s, threads);  // bounds the blocks waiting for their turn to merge (resources.hpp)
   start_ = std::chrono::steady_clock::now();
   if (options_.start_paused) {
     paused_.store(true);

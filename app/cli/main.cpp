@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -14,9 +15,11 @@
 #include <unistd.h>
 
 #include "core/atomic_file.hpp"
+#include "core/resources.hpp"
 #include "core/result_json.hpp"
 #include "core/runner.hpp"
 #include "core/settings.hpp"
+#include "core/strict_number.hpp"
 #include "core/theory.hpp"
 #include "core/version.hpp"
 
@@ -26,45 +29,64 @@ namespace {
 
 constexpr int kExitInvalid = 2;
 
-// Text flags are read as strings and checked here, so every bad flag is reported at once.
+// Every setting flag is read as text and converted by the core's one strict conversion
+// (setting_from_text), so every bad flag is reported at once, with its valid range.
+struct SettingFlag {
+  const char* flag;  // as typed, without "--"
+  const char* key;   // the setting's JSON / --set name
+  const char* help;
+};
+constexpr SettingFlag kSettingFlags[] = {
+    {"n", "n", "tokens per sequence [1, 512]"},
+    {"d", "d", "hidden width [1, 65536]"},
+    {"layers", "layers", "layers L [1, 16]"},
+    {"alpha", "alpha", "input anisotropy [0, 1]"},
+    {"norm", "norm", "none | l2 | layernorm | rmsnorm"},
+    {"scale", "scale", "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)"},
+    {"gamma", "gamma", "residual strength [0, 1]"},
+    {"rope", "rope", "RoPE base theta; 0 = off, else [1, 1e9]"},
+    {"mask", "mask", "causal | bidirectional | window:W"},
+    {"unit-input", "unit_input", "rescale inputs to unit norm (0 | 1)"},
+    {"samples", "samples", "Monte Carlo samples [1, 1e12]"},
+    {"seed", "seed", "random seed [0, 2^64 - 1]"},
+    {"threads", "threads", "worker threads [0, 256]; 0 = all cores"},
+};
+
 struct RunFlags {
   ms::Settings s;
-  std::string norm = std::string(ms::to_string(ms::Settings{}.norm));
-  std::string scale = std::string(ms::to_string(ms::Settings{}.scale));
-  std::string mask = "causal";
-  int unit_input = 0;  // read as an integer so that "7" is an error, not "true"
+  std::map<std::string, std::string> text;  // flag -> value as typed (only the flags given)
   std::string out;
   bool quiet = false;
 };
 
 void add_setting_flags(CLI::App& cmd, RunFlags& f) {
-  cmd.add_option("--n", f.s.n, "tokens per sequence [1, 512]")->capture_default_str();
-  cmd.add_option("--d", f.s.d, "hidden width [1, 65536]")->capture_default_str();
-  cmd.add_option("--layers", f.s.layers, "layers L [1, 16]")->capture_default_str();
-  cmd.add_option("--alpha", f.s.alpha, "input anisotropy [0, 1]")->capture_default_str();
-  cmd.add_option("--norm", f.norm, "none | l2 | layernorm | rmsnorm")->capture_default_str();
-  cmd.add_option("--scale", f.scale, "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)")->capture_default_str();
-  cmd.add_option("--gamma", f.s.gamma, "residual strength [0, 1]")->capture_default_str();
-  cmd.add_option("--rope", f.s.rope_base, "RoPE base theta; 0 = off, else [1, 1e9]")->capture_default_str();
-  cmd.add_option("--mask", f.mask, "causal | bidirectional | window:W")->capture_default_str();
-  cmd.add_option("--unit-input", f.unit_input, "rescale inputs to unit norm (0 | 1)")->capture_default_str();
-  cmd.add_option("--samples", f.s.samples, "Monte Carlo samples [1, 1e12]")->capture_default_str();
-  cmd.add_option("--seed", f.s.seed, "random seed")->capture_default_str();
-  cmd.add_option("--threads", f.s.threads, "worker threads; 0 = all cores")->capture_default_str();
+  const nlohmann::json defaults = ms::settings_to_json(ms::Settings{});
+  for (const SettingFlag& sf : kSettingFlags) {
+    const nlohmann::json& d = defaults.at(sf.key);
+    const std::string shown = d.is_string() ? d.get<std::string>() : d.is_boolean() ? (d.get<bool>() ? "1" : "0") : d.dump();
+    cmd.add_option(std::string("--") + sf.flag, f.text[sf.flag], std::string(sf.help) + " (default " + shown + ")")
+        ->allow_extra_args(false);
+  }
 }
 
-// Fills the enum settings from their text; returns every problem with the settings.
-std::vector<ms::SettingError> finish_settings(RunFlags& f) {
+// Converts every given flag; returns every problem, each naming its flag and the valid range.
+std::vector<ms::SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) {
   std::vector<ms::SettingError> errors;
-  if (auto v = ms::parse_norm(f.norm)) f.s.norm = *v;
-  else errors.push_back({"norm", "'" + f.norm + "' is not a norm; valid: none, l2, layernorm, rmsnorm"});
-  if (auto v = ms::parse_scale(f.scale)) f.s.scale = *v;
-  else errors.push_back({"scale", "'" + f.scale + "' is not a score scale; valid: one, sqrt_d, d"});
-  if (!ms::parse_mask(f.mask, f.s))
-    errors.push_back({"mask", "'" + f.mask + "' is not a mask; valid: causal, bidirectional, window:W with W in [1, n]"});
-  if (f.unit_input == 0 || f.unit_input == 1) f.s.unit_input = f.unit_input == 1;
-  else errors.push_back({"unit-input", std::to_string(f.unit_input) + " is not allowed; valid: 0 or 1"});
-  for (auto& e : ms::validate(f.s)) errors.push_back(std::move(e));
+  for (const SettingFlag& sf : kSettingFlags) {
+    if (cmd.count(std::string("--") + sf.flag) == 0) continue;
+    try {
+      ms::setting_from_text(sf.key, f.text[sf.flag], f.s);
+    } catch (const std::exception& e) {
+      std::string message = e.what();
+      const std::string prefix = std::string("setting '") + sf.key + "': ";
+      if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
+      errors.push_back({sf.flag, message});
+    }
+  }
+  for (auto& e : ms::validate(f.s)) {
+    if (e.setting == "unit_input") e.setting = "unit-input";
+    errors.push_back(std::move(e));
+  }
   return errors;
 }
 
@@ -82,15 +104,35 @@ std::string format_eta(double seconds) {
   return buf;
 }
 
-int cmd_run(RunFlags& f) {
-  auto errors = finish_settings(f);
+int cmd_run(RunFlags& f, const CLI::App& cmd) {
+  auto errors = finish_settings(f, cmd);
+  // The destination is checked before computing: a run of hours must not end in "cannot write".
+  if (cmd.count("--out")) {
+    if (f.out.rfind("--", 0) == 0) errors.push_back({"out", "needs a file name, got the flag '" + f.out + "'"});
+    else if (std::string why = ms::check_output_path(f.out); !why.empty()) errors.push_back({"out", why});
+  }
   if (!errors.empty()) return report_invalid(errors);
-  if (!f.out.empty()) {
-    const auto parent = std::filesystem::path(f.out).parent_path();
-    if (!parent.empty() && !std::filesystem::is_directory(parent)) {
-      std::cerr << "maskscope-cli: invalid settings\n  --out: directory '" << parent.string() << "' does not exist\n";
-      return kExitInvalid;
+  // Memory: refuse, or use fewer threads, before allocating anything (resources.hpp).
+  const std::uint64_t available = ms::available_memory_bytes();
+  if (available > 0) {
+    const int wanted = ms::resolved_threads(f.s);
+    int threads = wanted;
+    while (threads > 1 && ms::estimate_cost(f.s, threads).memory_bytes > available * 8 / 10) --threads;
+    const ms::RunCost cost = ms::estimate_cost(f.s, threads);
+    if (cost.memory_bytes > available * 8 / 10) {
+      errors.push_back({"n", "n = " + std::to_string(f.s.n) + ", layers = " + std::to_string(f.s.layers) + " needs about " +
+                                 ms::bytes_text(cost.memory_bytes) + " even with 1 thread; this machine has " +
+                                 ms::bytes_text(available) + " available. Lower n or layers."});
+      return report_invalid(errors);
     }
+    if (threads < wanted) {
+      std::cerr << "maskscope-cli: " << wanted << " threads would need about "
+                << ms::bytes_text(ms::estimate_cost(f.s, wanted).memory_bytes) << " (" << ms::bytes_text(available)
+                << " available); using " << threads << " threads (same numbers, any thread count)\n";
+      f.s.threads = threads;
+    }
+    if (!f.out.empty() && cost.json_bytes > (std::uint64_t(100) << 20) && !f.quiet)
+      std::cerr << "maskscope-cli: the result will be about " << ms::bytes_text(cost.json_bytes) << " of JSON\n";
   }
   ms::Run run(f.s);
   const bool tty = isatty(STDERR_FILENO);
@@ -128,6 +170,7 @@ int cmd_run(RunFlags& f) {
 
 struct TheoryFlags {
   std::string kind;
+  std::string n_text = "10", d_text = "64", alpha_text = "0", gamma_text = "0";
   int n = 10;
   int d = 64;
   double alpha = 0.0;
@@ -135,14 +178,24 @@ struct TheoryFlags {
   bool paper_scale = false;
 };
 
-int cmd_theory(const TheoryFlags& t) {
+int cmd_theory(TheoryFlags& t) {
   std::vector<ms::SettingError> errors;
   if (t.kind != "h_of_j" && t.kind != "behind_rope_layer2" && t.kind != "ln_recency_s2")
     errors.push_back({"kind", "'" + t.kind + "' is not a closed form; valid: h_of_j, behind_rope_layer2, ln_recency_s2"});
-  if (t.n < ms::Limits::n_min || t.n > ms::Limits::n_max) errors.push_back({"n", "valid: integer in [1, 512]"});
-  if (t.d < ms::Limits::d_min || t.d > ms::Limits::d_max) errors.push_back({"d", "valid: integer in [1, 65536]"});
-  if (!std::isfinite(t.alpha) || t.alpha < 0 || t.alpha > 1) errors.push_back({"alpha", "valid: number in [0, 1]"});
-  if (!std::isfinite(t.gamma) || t.gamma < 0 || t.gamma > 1) errors.push_back({"gamma", "valid: number in [0, 1]"});
+  // The same strict conversion as every other number (strict_number.hpp).
+  auto convert = [&](const char* flag, auto&& assign) {
+    try {
+      assign();
+    } catch (const std::exception& e) {
+      std::string m = e.what();
+      const std::string prefix = std::string(flag) + ": ";
+      errors.push_back({flag, m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m});
+    }
+  };
+  convert("n", [&] { t.n = int(ms::whole_number("n", ms::number_from_text("n", t.n_text), ms::Limits::n_min, ms::Limits::n_max)); });
+  convert("d", [&] { t.d = int(ms::whole_number("d", ms::number_from_text("d", t.d_text), ms::Limits::d_min, ms::Limits::d_max)); });
+  convert("alpha", [&] { t.alpha = ms::real_number("alpha", ms::number_from_text("alpha", t.alpha_text), 0, 1); });
+  convert("gamma", [&] { t.gamma = ms::real_number("gamma", ms::number_from_text("gamma", t.gamma_text), 0, 1); });
   if (!errors.empty()) return report_invalid(errors);
 
   nlohmann::json out = {{"kind", t.kind}, {"n", t.n}, {"alpha", t.alpha}, {"gamma", t.gamma}};
@@ -238,16 +291,17 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run the Monte Carlo simulation and write the JSON result");
   add_setting_flags(*run, run_flags);
   run->add_option("--out", run_flags.out, "output JSON file (default: standard output)");
-  run->add_flag("--quiet", run_flags.quiet, "no progress line on stderr");
+  run->add_flag("--quiet", run_flags.quiet, "no progress line on stderr")->disable_flag_override();
 
   TheoryFlags theory_flags;
   auto* theory = app.add_subcommand("theory", "print a closed form of the papers as JSON");
   theory->add_option("--kind", theory_flags.kind, "h_of_j | behind_rope_layer2 | ln_recency_s2")->required();
-  theory->add_option("--n", theory_flags.n, "positions 1..n")->capture_default_str();
-  theory->add_option("--d", theory_flags.d, "hidden width")->capture_default_str();
-  theory->add_option("--alpha", theory_flags.alpha, "anisotropy")->capture_default_str();
-  theory->add_option("--gamma", theory_flags.gamma, "residual strength")->capture_default_str();
-  theory->add_flag("--paper-scale", theory_flags.paper_scale, "h_of_j without the 1/sqrt(d) factor, as plotted in the paper");
+  theory->add_option("--n", theory_flags.n_text, "positions 1..n [1, 512]")->capture_default_str();
+  theory->add_option("--d", theory_flags.d_text, "hidden width [1, 65536]")->capture_default_str();
+  theory->add_option("--alpha", theory_flags.alpha_text, "anisotropy [0, 1]")->capture_default_str();
+  theory->add_option("--gamma", theory_flags.gamma_text, "residual strength [0, 1]")->capture_default_str();
+  theory->add_flag("--paper-scale", theory_flags.paper_scale, "h_of_j without the 1/sqrt(d) factor, as plotted in the paper")
+      ->disable_flag_override();
 
   BenchFlags bench_flags;
   auto* bench = app.add_subcommand("bench", "samples/s of the reference configurations");
@@ -267,7 +321,15 @@ int main(int argc, char** argv) {
               << " --help' for the flags and their ranges)\n";
     return kExitInvalid;
   }
-  if (*run) return cmd_run(run_flags);
+  try {
+    if (*run) return cmd_run(run_flags, *run);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "maskscope-cli: out of memory; lower n, layers or threads\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "maskscope-cli: " << e.what() << "\n";
+    return 1;
+  }
   if (*theory) return cmd_theory(theory_flags);
   if (*bench) return cmd_bench(bench_flags);
   return kExitInvalid;
