@@ -49,18 +49,15 @@ nlohmann::json settings_to_json(const Settings& s) {
   };
 }
 
-void settings_from_json(const nlohmann::json& j, Settings& s) {
-  if (!j.is_object()) throw std::runtime_error("settings must be a JSON object");
+void settings_from_json(const nlohmann::json& j, Settings& s, const std::string& where) {
+  if (!j.is_object()) throw std::runtime_error(where + ": expected a JSON object of settings");
   Settings t = s;
+  auto label = [&](const char* key) { return where.empty() ? std::string(key) : where + "." + key; };
   // Every number through the one strict conversion (strict_number.hpp): no wrapping, no clamping.
-  auto whole = [&](const char* key, std::int64_t lo, std::int64_t hi) {
-    return whole_number(std::string("setting '") + key + "'", j.at(key), lo, hi);
-  };
-  auto real = [&](const char* key, double lo, double hi) {
-    return real_number(std::string("setting '") + key + "'", j.at(key), lo, hi);
-  };
+  auto whole = [&](const char* key, std::int64_t lo, std::int64_t hi) { return whole_number(label(key), j.at(key), lo, hi); };
+  auto real = [&](const char* key, double lo, double hi) { return real_number(label(key), j.at(key), lo, hi); };
   auto text = [&](const char* key) {
-    if (!j.at(key).is_string()) throw std::runtime_error(std::string("setting '") + key + "' must be a string");
+    if (!j.at(key).is_string()) throw std::runtime_error(label(key) + ": " + number_text(j.at(key)) + " is not a name");
     return j.at(key).get<std::string>();
   };
   if (j.contains("n")) t.n = int(whole("n", Limits::n_min, Limits::n_max));
@@ -69,26 +66,26 @@ void settings_from_json(const nlohmann::json& j, Settings& s) {
   if (j.contains("alpha")) t.alpha = real("alpha", Limits::alpha_min, Limits::alpha_max);
   if (j.contains("gamma")) t.gamma = real("gamma", Limits::gamma_min, Limits::gamma_max);
   if (j.contains("rope")) t.rope_base = real("rope", 0.0, Limits::rope_base_max);
-  if (j.contains("unit_input")) t.unit_input = boolean("setting 'unit_input'", j.at("unit_input"));
+  if (j.contains("unit_input")) t.unit_input = boolean(label("unit_input"), j.at("unit_input"));
   if (j.contains("samples")) t.samples = whole("samples", Limits::samples_min, Limits::samples_max);
-  if (j.contains("seed")) t.seed = whole_number_u64("setting 'seed'", j.at("seed"));
+  if (j.contains("seed")) t.seed = whole_number_u64(label("seed"), j.at("seed"));
   if (j.contains("threads")) t.threads = int(whole("threads", Limits::threads_min, Limits::threads_max));
   if (j.contains("norm")) {
     const std::string v = text("norm");
     auto parsed = parse_norm(v);
-    if (!parsed) throw std::runtime_error("setting 'norm' is '" + v + "'; valid: none, l2, layernorm, rmsnorm");
+    if (!parsed) throw std::runtime_error(label("norm") + ": '" + v + "'; valid: none, l2, layernorm, rmsnorm");
     t.norm = *parsed;
   }
   if (j.contains("scale")) {
     const std::string v = text("scale");
     auto parsed = parse_scale(v);
-    if (!parsed) throw std::runtime_error("setting 'scale' is '" + v + "'; valid: one, sqrt_d, d");
+    if (!parsed) throw std::runtime_error(label("scale") + ": '" + v + "'; valid: one, sqrt_d, d");
     t.scale = *parsed;
   }
   if (j.contains("mask")) {
     const std::string v = text("mask");
     if (!parse_mask(v, t))
-      throw std::runtime_error("setting 'mask' is '" + v + "'; valid: causal, bidirectional, window:W with W in [1, n]");
+      throw std::runtime_error(label("mask") + ": '" + v + "'; valid: causal, bidirectional, window:W with W in [1, n]");
   }
   s = t;
 }
@@ -97,8 +94,8 @@ void setting_from_text(const std::string& key, const std::string& text, Settings
   nlohmann::json v;
   if (key == "norm" || key == "scale" || key == "mask") v = text;
   else if (key == "unit_input") v = text;  // boolean() reads "0", "1", "true", "false"
-  else v = number_from_text("setting '" + key + "'", text);
-  settings_from_json(nlohmann::json{{key, v}}, s);
+  else v = number_from_text(key, text);
+  settings_from_json(nlohmann::json{{key, v}}, s, "");
 }
 
 const std::vector<std::string>& setting_keys() {
@@ -123,11 +120,7 @@ void apply_settings_json(const nlohmann::json& j, Settings& s, const std::string
   for (const auto& [key, value] : j.items())
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
       throw std::runtime_error(where + ": unknown setting '" + key + "'; valid: " + setting_keys_text());
-  try {
-    settings_from_json(j, s);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(where + ": " + e.what());
-  }
+  settings_from_json(j, s, where);
   // The window width means nothing without the sliding-window mask, and JSON does not carry it then.
   if (s.mask != MaskKind::window) s.window = Settings{}.window;
 }

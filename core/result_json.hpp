@@ -15,7 +15,8 @@ nlohmann::json settings_to_json(const Settings& s);
 // Reads every present key; keys not present keep the values already in `s`. Throws
 // std::runtime_error naming the key, the value and the valid range on a wrong type, a number that
 // is not whole where it must be, out of range, or an unknown enum name (strict_number.hpp).
-void settings_from_json(const nlohmann::json& j, Settings& s);
+// `where` prefixes every key in messages ("settings" gives "settings.n: ..."; "" gives "n: ...").
+void settings_from_json(const nlohmann::json& j, Settings& s, const std::string& where = "settings");
 // One setting from command-line text ("--n 10", "--set n=10"): numbers strictly decimal, enums by
 // name, unit_input 0/1/true/false. Throws std::runtime_error naming the setting.
 void setting_from_text(const std::string& key, const std::string& text, Settings& s);

@@ -24,9 +24,12 @@ std::string range_text(double lo, double hi) {
 
 std::string number_text(const nlohmann::json& v) {
   if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
-  if (v.is_number_float()) {
+  if (v.is_number_float()) {  // the shortest form that reads back the same (10.7, not 10.699999999999999)
     char buf[40];
-    std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
+    for (int digits = 15; digits <= 17; ++digits) {
+      std::snprintf(buf, sizeof buf, "%.*g", digits, v.get<double>());
+      if (std::strtod(buf, nullptr) == v.get<double>()) break;
+    }
     return buf;
   }
   if (v.is_string()) {

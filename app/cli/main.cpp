@@ -78,7 +78,7 @@ std::vector<ms::SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) 
       ms::setting_from_text(sf.key, f.text[sf.flag], f.s);
     } catch (const std::exception& e) {
       std::string message = e.what();
-      const std::string prefix = std::string("setting '") + sf.key + "': ";
+      const std::string prefix = std::string(sf.key) + ": ";
       if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
       errors.push_back({sf.flag, message});
     }

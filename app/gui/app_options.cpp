@@ -1,18 +1,20 @@
 // Command-line parsing for the window (see app_options.hpp).
 #include "app_options.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "core/atomic_file.hpp"
 #include "core/result_json.hpp"
 
 namespace maskscope::gui {
 
 namespace {
 
-// "key=value": value parsed as JSON when it can be (numbers, true/false), else as a string.
+// "key=value" through the same strict conversion as the command-line tool's flags.
 bool apply_set(const std::string& kv, Settings& s, std::string& error) {
   const auto eq = kv.find('=');
   if (eq == std::string::npos) {
@@ -20,13 +22,15 @@ bool apply_set(const std::string& kv, Settings& s, std::string& error) {
     return false;
   }
   const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-  nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
-  if (v.is_discarded() || v.is_string()) v = value;
-  if (key == "unit_input" && v.is_number_integer()) v = v.get<int>() != 0;
+  const auto& keys = setting_keys();
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+    error = "--set: unknown setting '" + key + "'; valid: " + setting_keys_text();
+    return false;
+  }
   try {
-    apply_settings_json(nlohmann::json{{key, v}}, s, "--set");
+    setting_from_text(key, value, s);
   } catch (const std::exception& e) {
-    error = e.what();
+    error = std::string("--set ") + e.what();
     return false;
   }
   return true;
@@ -45,9 +49,15 @@ std::optional<double> number_in(const std::string& t, double lo, double hi) {
 int parse_app_options(int argc, char** argv, AppOptions& o) {
   std::vector<std::string> errors;
   // The preset comes first, whatever its place on the line: --set, --tab and --show refine it.
+  bool preset_given = false;
   for (int k = 1; k + 1 < argc; ++k)
     if (std::string(argv[k]) == "--preset") {
+      preset_given = true;
       const std::string name = argv[k + 1];
+      if (name.rfind("--", 0) == 0) {
+        errors.push_back("--preset needs a preset file or a shipped preset's name, got the flag '" + name + "'");
+        continue;
+      }
       Preset p;
       std::string error;
       if (const Preset* shipped = find_shipped_preset(name)) p = *shipped;
@@ -65,7 +75,7 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto next = [&]() -> std::string {
-      if (k + 1 >= argc) {
+      if (k + 1 >= argc || std::string(argv[k + 1]).rfind("--", 0) == 0) {  // a flag is never a value
         errors.push_back(a + " needs a value");
         return "";
       }
@@ -73,7 +83,7 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
     };
     std::string err;
     if (a == "--preset") {
-      next();  // read above
+      if (k + 1 < argc && std::string(argv[k + 1]).rfind("--", 0) != 0) ++k;  // read (or refused) above
     } else if (a == "--samples") {
       const std::string t = next();
       const auto v = number_in(t, double(Limits::samples_min), double(Limits::samples_max));
@@ -160,7 +170,9 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
   }
   if (!o.export_dir.empty() && o.preset && o.preset->figure.rows.empty())
     errors.push_back("--export-figure: preset '" + o.preset->name + "' has no figure rows");
-  if (!o.export_dir.empty() && !o.preset) errors.push_back("--export-figure needs --preset with a figure (rows)");
+  if (!o.export_dir.empty() && !preset_given) errors.push_back("--export-figure needs --preset with a figure (rows)");
+  if (!o.screenshot.empty())
+    if (std::string why = check_output_path(o.screenshot); !why.empty()) errors.push_back("--screenshot: " + why);
   for (const auto& e : validate(o.settings)) errors.push_back("--set " + e.setting + ": " + e.message);
   if (!errors.empty()) {
     for (const auto& e : errors) std::fprintf(stderr, "maskscope: %s\n", e.c_str());

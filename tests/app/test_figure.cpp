@@ -181,12 +181,22 @@ TEST_CASE("a corrupt, truncated or out-of-range preset is refused with a clear e
       {"", "not valid JSON"},
       {"[1, 2, 3]", "expected a JSON object"},
       {R"({"settings": {"alpha": 1.5}})", "settings.alpha"},
-      {R"({"settings": {"n": "ten"}})", "'n'"},
-      {R"({"settings": {}, "figure": {"rows": [{"set": {"d": 0}}]}})", "figure.rows[0].d"},
+      {R"({"settings": {"n": "ten"}})", "settings.n: 'ten' is not a number"},
+      {R"({"settings": {}, "figure": {"rows": [{"set": {"d": 0}}]}})", "figure.rows[0].set.d: 0 is out of range"},
       {R"({"settings": {}, "figure": {"rows": [{"set": {"colour": 1}}]}})", "figure.rows[0].set: unknown setting 'colour'"},
       {R"({"settings": {}, "figure": {"layers": [0]}})", "figure.layers"},
       {R"({"settings": {}, "view": {"tab": "nope"}})", "view.tab"},
       {R"({"settings": {}, "export": {"scale": 100}})", "export.scale"},
+      // Issue 9: numbers that used to wrap, truncate or overflow are refused with key, value and range.
+      {R"({"settings": {"n": 4294967306}})", "settings.n: 4294967306 is out of range; valid: whole number in [1, 512]"},
+      {R"({"settings": {"n": 10.7}})", "settings.n: 10.7 is not a whole number"},
+      {R"({"settings": {"n": 1e300}})", "settings.n: 1e+300 is out of range"},
+      {R"({"settings": {"seed": -1}})", "settings.seed: -1 is out of range"},
+      {R"({"settings": {"threads": 4294967297}})", "settings.threads: 4294967297 is out of range"},
+      {R"({"settings": {"unit_input": 2}})", "settings.unit_input"},
+      {R"({"settings": {}, "figure": {"layers": [4294967298]}})", "figure.layers: 4294967298 is out of range"},
+      {R"({"settings": {}, "export": {"width": 4294967396}})", "export.width: 4294967396 is out of range"},
+      {R"({"settings": {"n": 10}, "figure": {"rows": [{"set": {"mask": "window:0"}}]}})", "figure.rows[0].mask"},
   };
   Controller controller(tiny());
   const Settings before = controller.settings();
@@ -207,6 +217,8 @@ TEST_CASE("a corrupt, truncated or out-of-range preset is refused with a clear e
   Preset p;
   CHECK_FALSE(load_preset_file((dir / "missing.json").string(), p, error));
   CHECK(error.find("cannot open") != std::string::npos);
+  CHECK_FALSE(load_preset_file(dir.string(), p, error));  // a folder is not "invalid JSON at byte 1"
+  CHECK(error.find("is a folder") != std::string::npos);
 }
 
 TEST_CASE("rows that differ only in what they show share one run; removed rows stop theirs") {

@@ -159,6 +159,7 @@ ExportResult export_figure(const FigureData& data, const Preset& preset, const s
     res.error = "cannot create folder '" + dir + "'" + (ec ? ": " + ec.message() : "");
     return res;
   }
+  remove_stale_temporaries(dir);  // what a killed export left here
   auto write = [&](const std::string& name, const std::string& content) {
     if (!res.error.empty()) return;
     if (write_file_atomic((fs::path(dir) / name).string(), content, res.error)) res.files.push_back(name);

@@ -28,7 +28,6 @@ Settings cell_settings(const FigureSpec& spec, std::size_t row, std::size_t grou
   if (group < spec.groups.size()) apply_settings_json(spec.groups[group].set, s, "figure.columns[" + std::to_string(group) + "].set");
   if (spec.kind == FigureKind::h_of_j) s.layers = 1;  // h(j) needs the norms after layer 1 only
   else if (!spec.layers.empty()) s.layers = *std::max_element(spec.layers.begin(), spec.layers.end());
-  if (s.mask == MaskKind::window) s.window = std::clamp(s.window, 1, s.n);
   return s;
 }
 

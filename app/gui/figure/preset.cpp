@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/result_json.hpp"
+#include "core/strict_number.hpp"
 #include "core/theory.hpp"
 #include "core/version.hpp"
 
@@ -132,10 +133,8 @@ Preset preset_from_json(const json& j) {
       const json& l = f.at("layers");
       if (!l.is_array()) throw std::runtime_error("figure.layers: expected an array of layer numbers, e.g. [1, 2]");
       spec.layers.clear();
-      for (const auto& x : l) {
-        if (!x.is_number_integer()) throw std::runtime_error("figure.layers: expected integers in [1, 16]");
-        spec.layers.push_back(x.get<int>());
-      }
+      for (const auto& x : l)
+        spec.layers.push_back(int(whole_number("figure.layers", x, Limits::layers_min, Limits::layers_max)));
     }
     if (f.contains("columns")) {
       const json& cols = f.at("columns");
@@ -202,8 +201,7 @@ Preset preset_from_json(const json& j) {
     }
     if (e.contains("width")) {
       const std::string range = "[" + std::to_string(ExportLimits::width_min) + ", " + std::to_string(ExportLimits::width_max) + "]";
-      if (!e.at("width").is_number_integer()) throw std::runtime_error("export.width: expected an integer: 0 or " + range + " pixels");
-      p.export_options.width = e.at("width").get<int>();
+      p.export_options.width = int(whole_number("export.width", e.at("width"), 0, ExportLimits::width_max));
       if (p.export_options.width != 0 && (p.export_options.width < ExportLimits::width_min || p.export_options.width > ExportLimits::width_max))
         throw std::runtime_error("export.width: " + std::to_string(p.export_options.width) + " is outside " + range +
                                  " (0 = use the scale)");
@@ -213,6 +211,11 @@ Preset preset_from_json(const json& j) {
 }
 
 bool load_preset_file(const std::string& path, Preset& out, std::string& error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = "preset '" + path + "' is a folder, not a preset file (JSON)";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open preset '" + path + "'";

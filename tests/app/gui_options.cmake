@@ -1,0 +1,31 @@
+# The window's command line refuses bad input before opening a window: exit 2 and a message that
+# names the option (issue 9's reproductions). No display needed.
+set(CASES
+  "--set n=10.9|n: 10.9 is not a whole number"
+  "--set seed=-1|seed: -1 is out of range"
+  "--set unit_input=2|unit_input: '2' is not allowed"
+  "--set n=0x10|'0x10' is not a decimal number"
+  "--hide-diagonal maybe|--hide-diagonal: 'maybe'"
+  "--preset --set n=3|got the flag '--set'"
+  "--preset /tmp|is a folder, not a preset file"
+  "--screenshot /missing-dir/x.png --exit-when-done|--screenshot: the folder '/missing-dir' does not exist"
+  "--samples 1e3x|--samples"
+  "--export-width 4294967396|--export-width"
+  "--tab nope|--tab: 'nope'")
+foreach(case ${CASES})
+  string(FIND "${case}" "|" bar)
+  string(SUBSTRING "${case}" 0 ${bar} cmdline)
+  math(EXPR after "${bar} + 1")
+  string(SUBSTRING "${case}" ${after} -1 expect)
+  separate_arguments(parts UNIX_COMMAND "${cmdline}")
+  execute_process(COMMAND ${APP} ${parts} RESULT_VARIABLE code ERROR_VARIABLE err OUTPUT_QUIET)
+  if(NOT code EQUAL 2)
+    message(FATAL_ERROR "maskscope ${cmdline}: exit ${code}, expected 2\n${err}")
+  endif()
+  string(FIND "${err}" "${expect}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "maskscope ${cmdline}: message lacks '${expect}':\n${err}")
+  endif()
+endforeach()
+list(LENGTH CASES count)
+message(STATUS "${count} bad command lines refused with exit 2 and a message naming the option")
