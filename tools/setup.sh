@@ -5,7 +5,7 @@ packages=(
   build-essential cmake pkg-config
   nlohmann-json3-dev libcli11-dev doctest-dev
   libimgui-dev libglfw3-dev libepoxy-dev libstb-dev fonts-dejavu-core
-  libcairo2-dev libxml2-utils
+  libcairo2-dev libxml2-utils libxml2-dev xdotool
   xvfb xauth libgl1-mesa-dri libglx-mesa0
 )
 missing=()

@@ -17,9 +17,11 @@
 #include "controller.hpp"
 #include "headless.hpp"
 #include "screenshot.hpp"
+#include "shortcuts.hpp"
 #include "views.hpp"
 
 namespace gui = maskscope::gui;
+using gui::install_key_queue;
 
 namespace {
 
@@ -52,6 +54,7 @@ float setup_imgui(GLFWwindow* window, bool light) {
   else ImGui::StyleColorsDark();
   ImGui::GetStyle().ScaleAllSizes(ui_scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  install_key_queue(window);  // after the backend, so that it chains to the backend's callback
   ImGui_ImplOpenGL3_Init("#version 330 core");
   return ui_scale;
 }
@@ -121,8 +124,12 @@ int main(int argc, char** argv) {
       glClear(GL_COLOR_BUFFER_BIT);
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
-      // F12: the whole window, auto-numbered, into the export folder.
-      if (ImGui::IsKeyPressed(GLFW_KEY_F12, false)) {
+      // Shortcuts from the queue (never lost). F12: the whole window, auto-numbered, into the export folder.
+      for (const gui::KeyPress& k : gui::take_key_presses()) {
+        if (k.key != GLFW_KEY_F12) {
+          views.on_key(k.key, k.mods);
+          continue;
+        }
         const std::string path = views.figure().next_screenshot_path();
         std::string error;
         const bool ok = gui::save_screenshot(path, {fw, fh, true}, error);

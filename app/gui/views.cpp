@@ -89,7 +89,14 @@ void Views::draw(float ui_scale) {
   draw_status_line(controller_, panels_, message_, message_error_);
   ImGui::EndGroup();
   draw_help_windows(&show_guide_, &show_keys_);
-  if (ImGui::IsKeyPressed(GLFW_KEY_F1, false)) show_guide_ = !show_guide_;  // the GLFW backend indexes keys by GLFW code
+}
+
+void Views::on_key(int key, int mods) {
+  if (key == GLFW_KEY_F1) show_guide_ = !show_guide_;
+  const bool ctrl = (mods & GLFW_MOD_CONTROL) != 0;
+  if (!ctrl || ImGui::GetIO().WantTextInput) return;  // a text field keeps its own Ctrl+Z
+  if (key == GLFW_KEY_Z) (mods & GLFW_MOD_SHIFT) ? controller_.redo() : controller_.undo();
+  if (key == GLFW_KEY_Y) controller_.redo();
 }
 
 void Views::apply_preset(const Preset& p) {

@@ -33,6 +33,8 @@ class Views {
   bool load_preset(const std::string& path, std::string& error);
   Preset current_preset() const { return figure_.preset(controller_.settings(), view_); }
   FigureWorkbench& figure() { return figure_; }
+  // A queued key press (shortcuts.hpp): F1 help, Ctrl+Z undo, Ctrl+Shift+Z / Ctrl+Y redo.
+  void on_key(int key, int mods);
   void set_status_message(std::string m, bool error = false) {
     message_ = std::move(m);
     message_error_ = error;

@@ -194,15 +194,6 @@ void draw_controls(Controller& controller, ViewOptions& view, std::vector<Settin
   view_controls(view);
   ImGui::PopItemWidth();
 
-  // Keyboard: Ctrl+Z undo, Ctrl+Shift+Z (or Ctrl+Y) redo, when no text field has focus.
-  ImGuiIO& io = ImGui::GetIO();
-  if (io.KeyCtrl && !io.WantTextInput) {
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Z), false)) {
-      if (io.KeyShift) controller.redo();
-      else controller.undo();
-    }
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Y), false)) controller.redo();
-  }
 }
 
 }  // namespace maskscope::gui
