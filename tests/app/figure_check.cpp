@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 
 #include "core/result_json.hpp"
 #include "core/runner.hpp"
 #include "figure.hpp"
+#include "svg_heatmaps.hpp"
 
 namespace {
 int failures = 0;
@@ -92,15 +92,13 @@ int main(int argc, char** argv) {
   }
 
   const std::string svg = read_text(dir + "/figure.svg");
-  const std::regex group_re("<g class=\"heatmap\"[^>]*data-n=\"([0-9]+)\"[^>]*>([^]*?)</g>");
+  const maskscope::test::SvgSummary parsed = maskscope::test::read_svg(svg);
+  check(parsed.well_formed, "SVG is well-formed XML");
   std::size_t k = 0;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), group_re); it != std::sregex_iterator(); ++it, ++k) {
-    const int n = std::stoi((*it)[1]);
-    const std::string body = (*it)[2];
-    std::size_t rects = 0;
-    for (std::size_t pos = body.find("<rect"); pos != std::string::npos; pos = body.find("<rect", pos + 1)) ++rects;
-    check(rects == std::size_t(n) * std::size_t(n), "SVG panel " + std::to_string(k) + " has n*n rects");
-    if (k < ns.size()) check(n == ns[k], "SVG panel n matches");
+  for (const auto& h : parsed.heatmaps) {
+    check(h.rects == std::size_t(h.n) * std::size_t(h.n), "SVG panel " + std::to_string(k) + " has n*n rects");
+    if (k < ns.size()) check(h.n == ns[k], "SVG panel n matches");
+    ++k;
   }
   check(k == std::size_t(panels), "SVG heatmap groups " + std::to_string(k));
   check(svg.find("</text>") != std::string::npos, "SVG has real text");

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -17,6 +16,7 @@
 #include "figure.hpp"
 #include "figure_render.hpp"
 #include "figure_runs.hpp"
+#include "svg_heatmaps.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;
@@ -334,13 +334,12 @@ TEST_CASE("export writes PNG, SVG, per-panel CSV and the preset; cells are exact
 
   // SVG: one group per panel with exactly n * n rectangles, real text.
   const std::string svg = read_text(dir / "figure.svg");
-  const std::regex group_re("<g class=\"heatmap\"[^>]*>([^]*?)</g>");
+  const test::SvgSummary parsed = test::read_svg(svg);
+  REQUIRE(parsed.well_formed);
   int groups = 0;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), group_re); it != std::sregex_iterator(); ++it) {
-    const std::string body = (*it)[1];
-    std::size_t rects = 0;
-    for (std::size_t pos = body.find("<rect"); pos != std::string::npos; pos = body.find("<rect", pos + 1)) ++rects;
-    CHECK(rects == 36);
+  for (const auto& h : parsed.heatmaps) {
+    CHECK(h.rects == 36);
+    CHECK(h.n == 6);
     ++groups;
   }
   CHECK(groups == 8);
@@ -390,4 +389,15 @@ TEST_CASE("export into a path that cannot be a folder fails with a message and n
   const ExportResult res = export_figure(build_figure(p.figure, std::ref(ref)), p, (dir / "file" / "sub").string(), {});
   CHECK_FALSE(res.ok);
   CHECK(res.error.find("cannot create folder") != std::string::npos);
+}
+
+TEST_CASE("labels with control characters still give a well-formed SVG (XML 1.0 forbids them)") {
+  Scene scene;
+  scene.width = scene.height = 100;
+  scene.items.push_back(SceneText{10, 10, 10, std::string("row \x01\x1b[31m & <b> \"q\"\x7f"), Anchor::start, false, false, {}});
+  const std::string svg = scene_to_svg(scene);
+  const test::SvgSummary parsed = test::read_svg(svg);
+  CHECK(parsed.well_formed);
+  CHECK(parsed.texts == 1);
+  CHECK(svg.find('\x01') == std::string::npos);
 }
