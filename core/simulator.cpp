@@ -332,9 +332,15 @@ void record_layer(const KernelArgs& k, const float* y, const float* xn, const fl
   lt.adjacency_ties = m.adjacency_ties;
 }
 
+#if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
+#define MASKSCOPE_KERNEL_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
+#else
+#define MASKSCOPE_KERNEL_CLONES  // sanitizer builds: one baseline kernel (see CMakeLists.txt)
+#endif
+
 // Runs `count` samples from `rng`. Accumulates into `sums` when given; records the last sample
 // into `trace` when given. Returns false if cancelled (checked every sample and layer).
-[[gnu::target_clones("arch=x86-64-v3", "default")]]
+MASKSCOPE_KERNEL_CLONES
 bool run_samples(const KernelArgs& k, Simulator::Work& w, BlockStream& rng, std::int64_t count,
                  BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel) {
   const int n = k.n, d = k.d;
