@@ -6,6 +6,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev doctest-dev
   libimgui-dev libglfw3-dev libepoxy-dev libstb-dev fonts-dejavu-core
   libcairo2-dev libxml2-utils libxml2-dev xdotool
+  clang libclang-rt-14-dev
   xvfb xauth libgl1-mesa-dri libglx-mesa0
 )
 missing=()

@@ -29,7 +29,8 @@ using nlohmann::json;
 
 void check_keys(const json& j, const std::string& where, std::initializer_list<const char*> keys) {
   if (!j.is_object()) throw std::runtime_error(where + ": expected a JSON object");
-  for (const auto& [key, value] : j.items()) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string key = it.key();
     if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
       std::string valid;
       for (const char* k : keys) valid += (valid.empty() ? "" : ", ") + std::string(k);
