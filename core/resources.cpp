@@ -17,8 +17,9 @@ std::uint64_t sums_bytes(const Settings& s) {  // one BlockSums or RunMoments: s
 }  // namespace
 
 std::int64_t merge_lookahead(const Settings& s, int threads) {
-  // Two blocks per worker keep both cores busy; above 64 MB per buffer, one is enough.
-  return sums_bytes(s) > (std::uint64_t(64) << 20) ? threads : 2 * threads;
+  // Two blocks per worker keep both cores busy; above 16 MB per buffer (n >= 300 at 4 layers),
+  // where one sample is a block and takes milliseconds, one is enough and memory stays bounded.
+  return sums_bytes(s) > (std::uint64_t(16) << 20) ? threads : 2 * threads;
 }
 
 RunCost estimate_cost(const Settings& s, int threads) {

@@ -38,6 +38,9 @@ class Run {
 
   const Settings& settings() const { return settings_; }
   void cancel();
+  // Cancels without publishing a final snapshot: for a run nobody will read again (a restart),
+  // so its memory goes as soon as its workers stop (within one layer of one sample).
+  void abandon();
   void set_paused(bool paused);
   bool paused() const { return paused_.load(); }
   bool done() const { return done_.load(); }  // finished or cancelled, final snapshot published
@@ -67,8 +70,10 @@ class Run {
   std::map<std::int64_t, std::unique_ptr<BlockSums>> pending_;
   std::vector<std::unique_ptr<BlockSums>> free_buffers_;
   RunMoments moments_;
+  RunMoments publish_copy_;  // the publisher's copy of moments_, built into snapshots outside the lock
 
   std::atomic<bool> cancel_{false};
+  std::atomic<bool> abandoned_{false};
   std::atomic<bool> paused_{false};
   std::atomic<bool> done_{false};
   std::atomic<std::int64_t> samples_done_{0};

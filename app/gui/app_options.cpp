@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/atomic_file.hpp"
+#include "controller.hpp"
 #include "core/result_json.hpp"
 
 namespace maskscope::gui {
@@ -174,6 +175,8 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
   if (!o.screenshot.empty())
     if (std::string why = check_output_path(o.screenshot); !why.empty()) errors.push_back("--screenshot: " + why);
   for (const auto& e : validate(o.settings)) errors.push_back("--set " + e.setting + ": " + e.message);
+  if (validate(o.settings).empty())
+    if (std::string refusal = memory_refusal(o.settings, kWindowMemoryBudget); !refusal.empty()) errors.push_back("--set: " + refusal);
   if (!errors.empty()) {
     for (const auto& e : errors) std::fprintf(stderr, "maskscope: %s\n", e.c_str());
     return 2;

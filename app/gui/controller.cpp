@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "core/resources.hpp"
+
 namespace maskscope::gui {
 
 std::int64_t auto_sample_count(const Settings& s) {
@@ -30,22 +32,51 @@ Controller::~Controller() {
   for (auto& r : retired_) r->cancel();
 }
 
+std::string memory_refusal(const Settings& s, std::uint64_t budget) {
+  const std::uint64_t need = estimate_cost(s, resolved_threads(s)).memory_bytes;
+  if (need <= budget) return "";
+  return "n = " + std::to_string(s.n) + " with " + std::to_string(s.layers) + " layers needs about " + bytes_text(need) +
+         " per run; the window allows " + bytes_text(budget) + ". Lower n or layers (or threads), or use maskscope-cli.";
+}
+
+std::uint64_t Controller::retired_bytes() const {
+  std::uint64_t total = 0;
+  for (const auto& r : retired_) total += estimate_cost(r->settings(), resolved_threads(r->settings())).memory_bytes;
+  return total;
+}
+
 void Controller::start(const Settings& s) {
   if (run_) {
-    run_->cancel();
+    run_->abandon();  // nobody reads it again: no final snapshot, memory freed when its workers stop
     retired_.push_back(std::move(run_));
   }
-  RunOptions options = options_;
-  options.start_paused = paused_;  // a restart while paused never runs, not even briefly
-  run_ = std::make_unique<Run>(s, options);
   run_started_ = std::chrono::steady_clock::now();
   ++restarts_;
+  const std::uint64_t need = estimate_cost(s, resolved_threads(s)).memory_bytes;
+  if (!retired_.empty() && need + retired_bytes() > memory_budget_) {
+    // Large settings: the cancelled runs stop within one layer of one sample; poll() starts this
+    // one when they are gone, so the window never holds two large runs at once.
+    auto empty = std::make_shared<Snapshot>();
+    empty->settings = s;
+    waiting_ = std::move(empty);
+    return;
+  }
+  launch();
+}
+
+void Controller::launch() {
+  RunOptions options = options_;
+  options.start_paused = paused_;  // a restart while paused never runs, not even briefly
+  run_ = std::make_unique<Run>(current_, options);
+  waiting_.reset();
 }
 
 std::vector<SettingError> Controller::edit(const Settings& edited) {
   Settings s = edited;
   if (auto_samples_) s.samples = auto_sample_count(s);
   auto errors = validate(s);
+  if (errors.empty())
+    if (std::string refusal = memory_refusal(s, memory_budget_); !refusal.empty()) errors.push_back({"n", refusal});
   if (!errors.empty()) return errors;
   if (s == current_) return {};
   current_ = s;
@@ -91,11 +122,12 @@ void Controller::set_paused(bool paused, std::string reason) {
   if (run_) run_->set_paused(paused);
 }
 
-std::shared_ptr<const Snapshot> Controller::snapshot() const { return run_->snapshot(); }
+std::shared_ptr<const Snapshot> Controller::snapshot() const { return run_ ? run_->snapshot() : waiting_; }
 
 void Controller::poll() {
   retired_.erase(std::remove_if(retired_.begin(), retired_.end(), [](const std::unique_ptr<Run>& r) { return r->done(); }),
                  retired_.end());
+  if (!run_ && estimate_cost(current_, resolved_threads(current_)).memory_bytes + retired_bytes() <= memory_budget_) launch();
 }
 
 }  // namespace maskscope::gui

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,11 @@ namespace maskscope::gui {
 // d 64, L 4 (the cost of a sample grows as n d L (n + 4)), never fewer than 500 nor more than
 // 100,000; two significant digits.
 std::int64_t auto_sample_count(const Settings& s);
+
+// The window's memory budget for runs, and the refusal an edit gets when one run alone exceeds it
+// (empty when it fits): "n = 512 with 16 layers needs about 1.6 GB per run; ...".
+constexpr std::uint64_t kWindowMemoryBudget = std::uint64_t(768) << 20;
+std::string memory_refusal(const Settings& s, std::uint64_t budget);
 
 class Controller {
  public:
@@ -45,7 +51,13 @@ class Controller {
   // large n converges in seconds (auto_sample_count). Off when the user or a preset sets samples.
   void set_auto_samples(bool on);
   bool auto_samples() const { return auto_samples_; }
-  std::shared_ptr<const Snapshot> snapshot() const;  // newest snapshot of the current run
+  std::shared_ptr<const Snapshot> snapshot() const;  // newest snapshot of the current run (empty while it waits)
+  // Memory the window's runs may hold at once (estimate_cost, resources.hpp). An edit whose run
+  // alone would exceed it is refused with the estimate; a restart whose run would exceed it
+  // together with the cancelled runs still stopping waits (poll) until they are gone.
+  void set_memory_budget(std::uint64_t bytes) { memory_budget_ = bytes; }
+  std::uint64_t memory_budget() const { return memory_budget_; }
+  bool run_waiting() const { return !run_; }  // a restart waits for memory
   int restarts() const { return restarts_; }         // runs started so far
   std::chrono::steady_clock::time_point run_started() const { return run_started_; }
   // Destroys retired runs whose threads have finished; call once per frame.
@@ -54,10 +66,14 @@ class Controller {
 
  private:
   void start(const Settings& s);
+  void launch();
+  std::uint64_t retired_bytes() const;
 
   RunOptions options_;
   Settings current_;
   std::unique_ptr<Run> run_;
+  std::shared_ptr<const Snapshot> waiting_;  // shown while a restart waits for memory
+  std::uint64_t memory_budget_ = kWindowMemoryBudget;
   std::vector<std::unique_ptr<Run>> retired_;
   std::vector<Settings> history_;
   std::size_t cursor_ = 0;

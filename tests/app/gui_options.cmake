@@ -11,7 +11,8 @@ set(CASES
   "--screenshot /missing-dir/x.png --exit-when-done|--screenshot: the folder '/missing-dir' does not exist"
   "--samples 1e3x|--samples"
   "--export-width 4294967396|--export-width"
-  "--tab nope|--tab: 'nope'")
+  "--tab nope|--tab: 'nope'"
+  "--set n=512 --set layers=16|the window allows 768 MB")
 foreach(case ${CASES})
   string(FIND "${case}" "|" bar)
   string(SUBSTRING "${case}" 0 ${bar} cmdline)

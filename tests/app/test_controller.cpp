@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "controller.hpp"
+#include "core/resources.hpp"
 
 using namespace maskscope;
 using maskscope::gui::Controller;
@@ -106,4 +107,33 @@ TEST_CASE("pause carries over to a restarted run") {
   CHECK(c.snapshot()->samples_done == held);
   c.set_paused(false);
   wait_done(c);
+}
+
+TEST_CASE("memory: an edit over the window's budget is refused with the estimate; a large restart waits for the old run") {
+  Controller c(small());
+  Settings big = c.settings();
+  big.n = 512;
+  big.layers = 16;
+  const auto errors = c.edit(big);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message.find("needs about") != std::string::npos);
+  CHECK(c.settings() == small());  // unchanged
+  // A budget that holds one run but not two: the new run waits until the cancelled one is gone.
+  Settings s = small();
+  s.n = 64;
+  s.samples = 1'000'000;
+  c.edit(s);
+  const std::uint64_t one = estimate_cost(s, resolved_threads(s)).memory_bytes;
+  c.set_memory_budget(one + one / 2);
+  s.seed = 2;
+  c.edit(s);
+  CHECK(c.run_waiting());                      // the first run is still stopping
+  CHECK(c.snapshot()->samples_done == 0);      // an empty picture meanwhile, for the new settings
+  CHECK(c.snapshot()->settings.seed == 2);
+  for (int k = 0; k < 400 && c.run_waiting(); ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    c.poll();
+  }
+  CHECK_FALSE(c.run_waiting());
+  CHECK(c.retired_runs() == 0);  // never two runs at once
 }

@@ -20,7 +20,7 @@ void FigureRuns::update(const FigureSpec& spec) {
     if (needed) {
       ++it;
     } else {
-      (*it)->cancel();
+      (*it)->abandon();
       retired_.push_back(std::move(*it));
       it = runs_.erase(it);
     }
