@@ -401,3 +401,21 @@ TEST_CASE("labels with control characters still give a well-formed SVG (XML 1.0 
   CHECK(parsed.texts == 1);
   CHECK(svg.find('\x01') == std::string::npos);
 }
+
+TEST_CASE("an export removes the temporaries a killed export left, and leaves no temporary of its own") {
+  const fs::path dir = scratch("export_stale");
+  fs::create_directories(dir);
+  std::ofstream(dir / ".figure.png.maskscope-tmp") << "half a PNG";
+  std::ofstream(dir / ".row0_col0_layer1.csv.maskscope-tmp") << "1,2";
+  std::ofstream(dir / "notes.txt") << "the user's own file";
+  Reference ref;
+  Preset p;
+  p.settings = tiny();
+  p.figure = two_row_spec();
+  const ExportResult res = export_figure(build_figure(p.figure, std::ref(ref)), p, dir.string(), {});
+  REQUIRE(res.ok);
+  for (const auto& e : fs::directory_iterator(dir))
+    CHECK(e.path().filename().string().find(kTemporarySuffix) == std::string::npos);
+  CHECK(fs::exists(dir / "notes.txt"));  // only our own temporaries go
+  CHECK(fs::exists(dir / "figure.png"));
+}
