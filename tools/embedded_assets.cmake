@@ -1,0 +1,27 @@
+# The files embedded into the binary (shaders, colormap tables, shipped presets), as one list for
+# the app and the fuzz build. maskscope_embed_assets(OUT ROOT) adds the custom command that writes
+# OUT (a C++ source) from them through tools/embed.cmake.
+set(MASKSCOPE_PRESET_NAMES behind-rope-fig2 behind-rope-fig4 behind-rope-fig7 behind-rope-fig10 ln-recency-fig1
+                           ln-recency-fig2 ln-recency-fig5 zuo-adjacency)
+
+function(maskscope_embed_assets out root)
+  set(files ${root}/shaders/heatmap.vert ${root}/shaders/heatmap.frag)
+  set(names shader_heatmap_vert shader_heatmap_frag)
+  foreach(map rocket viridis magma rdbu coolwarm)
+    list(APPEND files ${root}/assets/colormaps/${map}.csv)
+    list(APPEND names colormap_${map})
+  endforeach()
+  foreach(p ${MASKSCOPE_PRESET_NAMES})  # MODEL.md section 6, listed in the Presets menu
+    list(APPEND files ${root}/assets/presets/${p}.json)
+    string(REPLACE "-" "_" id ${p})
+    list(APPEND names preset_${id})
+  endforeach()
+  string(REPLACE ";" "|" files_arg "${files}")
+  string(REPLACE ";" "|" names_arg "${names}")
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} "-DOUT=${out}" "-DFILES=${files_arg}" "-DNAMES=${names_arg}" -P ${root}/tools/embed.cmake
+    DEPENDS ${files} ${root}/tools/embed.cmake
+    COMMENT "Embedding shaders, colormaps and presets"
+    VERBATIM)
+endfunction()
