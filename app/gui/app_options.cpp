@@ -2,7 +2,6 @@
 #include "app_options.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "core/atomic_file.hpp"
 #include "controller.hpp"
 #include "core/result_json.hpp"
+#include "core/strict_number.hpp"
 
 namespace maskscope::gui {
 
@@ -37,12 +37,26 @@ bool apply_set(const std::string& kv, Settings& s, std::string& error) {
   return true;
 }
 
-// A whole or decimal number in [lo, hi]; nullopt if the text is anything else.
-std::optional<double> number_in(const std::string& t, double lo, double hi) {
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end == t.c_str() || *end != '\0' || !(v >= lo && v <= hi)) return std::nullopt;
-  return v;
+// The window's own numeric options through the same strict conversion as every setting
+// (strict_number.hpp): nullopt, with the message in `errors`, for anything else.
+std::optional<std::int64_t> whole_option(const std::string& flag, const std::string& text, std::int64_t lo, std::int64_t hi,
+                                         std::vector<std::string>& errors) {
+  try {
+    return whole_number(flag, number_from_text(flag, text), lo, hi);
+  } catch (const std::exception& e) {
+    errors.push_back(e.what());
+    return std::nullopt;
+  }
+}
+
+std::optional<double> real_option(const std::string& flag, const std::string& text, double lo, double hi,
+                                  std::vector<std::string>& errors) {
+  try {
+    return real_number(flag, number_from_text(flag, text), lo, hi);
+  } catch (const std::exception& e) {
+    errors.push_back(e.what());
+    return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -86,22 +100,14 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
     if (a == "--preset") {
       if (k + 1 < argc && std::string(argv[k + 1]).rfind("--", 0) != 0) ++k;  // read (or refused) above
     } else if (a == "--samples") {
-      const std::string t = next();
-      const auto v = number_in(t, double(Limits::samples_min), double(Limits::samples_max));
-      if (!v || *v != std::floor(*v)) errors.push_back("--samples: '" + t + "'; valid: a whole number in [1, 1e12], for the live run and every figure row");
-      else samples = std::int64_t(*v);
+      if (auto v = whole_option(a, next(), Limits::samples_min, Limits::samples_max, errors)) samples = *v;
     } else if (a == "--export-figure") {
       o.export_dir = next();
       if (o.export_dir.empty()) errors.push_back("--export-figure needs a folder");
     } else if (a == "--export-scale") {
-      const std::string t = next();
-      if (auto v = number_in(t, ExportLimits::scale_min, ExportLimits::scale_max)) o.export_scale = *v;
-      else errors.push_back("--export-scale: '" + t + "'; valid: [0.25, 8] (1x, 2x, 4x...)");
+      if (auto v = real_option(a, next(), ExportLimits::scale_min, ExportLimits::scale_max, errors)) o.export_scale = *v;
     } else if (a == "--export-width") {
-      const std::string t = next();
-      const auto v = number_in(t, ExportLimits::width_min, ExportLimits::width_max);
-      if (!v || *v != std::floor(*v)) errors.push_back("--export-width: '" + t + "'; valid: whole pixels in [64, 16384]");
-      else o.export_width = int(*v);
+      if (auto v = whole_option(a, next(), ExportLimits::width_min, ExportLimits::width_max, errors)) o.export_width = int(*v);
     } else if (a == "--set") {
       const std::string kv = next();
       if (!apply_set(kv, o.settings, err)) errors.push_back(err);
@@ -128,21 +134,13 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
     } else if (a == "--screenshot") {
       o.screenshot = next();
     } else if (a == "--screenshot-at-samples") {
-      const std::string t = next();
-      const auto v = number_in(t, 1, double(Limits::samples_max));
-      if (!v || *v != std::floor(*v)) errors.push_back("--screenshot-at-samples: '" + t + "'; valid: a whole number in [1, 1e12]");
-      else o.screenshot_at_samples = std::int64_t(*v);
+      if (auto v = whole_option(a, next(), 1, Limits::samples_max, errors)) o.screenshot_at_samples = *v;
     } else if (a == "--screenshot-at-se") {
-      const std::string t = next();
-      if (auto v = number_in(t, 1e-12, 1e6); v && *v > 0) o.screenshot_at_se = *v;
-      else errors.push_back("--screenshot-at-se: '" + t + "'; valid: a standard error > 0");
+      if (auto v = real_option(a, next(), 1e-12, 1e6, errors)) o.screenshot_at_se = *v;
     } else if (a == "--exit-when-done") {
       o.exit_when_done = true;
     } else if (a == "--ui-bench") {
-      const std::string t = next();
-      const auto v = number_in(t, 1, 10000);
-      if (!v || *v != std::floor(*v)) errors.push_back("--ui-bench: '" + t + "'; valid: restarts in [1, 10000]");
-      else o.ui_bench = int(*v);
+      if (auto v = whole_option(a, next(), 1, 10000, errors)) o.ui_bench = int(*v);
     } else if (a == "--hide-diagonal") {
       const std::string t = next();
       if (t == "1" || t == "true") o.view.hide_diagonal = true;

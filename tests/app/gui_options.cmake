@@ -9,7 +9,9 @@ set(CASES
   "--preset --set n=3|got the flag '--set'"
   "--preset /tmp|is a folder, not a preset file"
   "--screenshot /missing-dir/x.png --exit-when-done|--screenshot: the folder '/missing-dir' does not exist"
-  "--samples 1e3x|--samples"
+  "--samples 1e3x|--samples: '1e3x' is not a decimal number"
+  "--samples 0x10|--samples: '0x10' is not a decimal number"
+  "--export-scale 9|--export-scale: 9 is out of range"
   "--export-width 4294967396|--export-width"
   "--tab nope|--tab: 'nope'"
   "--set n=512 --set layers=16|the window allows 768 MB")
