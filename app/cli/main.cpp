@@ -168,6 +168,18 @@ int cmd_run(RunFlags& f, const CLI::App& cmd) {
   return 0;
 }
 
+// Runs `assign` (a strict conversion of one flag's text); a failure becomes that flag's error,
+// without the flag's name repeated at the front of the message.
+template <class Assign>
+void convert_flag(std::vector<ms::SettingError>& errors, const char* flag, Assign&& assign) {
+  try {
+    assign();
+  } catch (const std::exception& e) {
+    const std::string m = e.what(), prefix = std::string(flag) + ": ";
+    errors.push_back({flag, m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m});
+  }
+}
+
 struct TheoryFlags {
   std::string kind;
   std::string n_text = "10", d_text = "64", alpha_text = "0", gamma_text = "0";
@@ -183,15 +195,7 @@ int cmd_theory(TheoryFlags& t) {
   if (t.kind != "h_of_j" && t.kind != "behind_rope_layer2" && t.kind != "ln_recency_s2")
     errors.push_back({"kind", "'" + t.kind + "' is not a closed form; valid: h_of_j, behind_rope_layer2, ln_recency_s2"});
   // The same strict conversion as every other number (strict_number.hpp).
-  auto convert = [&](const char* flag, auto&& assign) {
-    try {
-      assign();
-    } catch (const std::exception& e) {
-      std::string m = e.what();
-      const std::string prefix = std::string(flag) + ": ";
-      errors.push_back({flag, m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m});
-    }
-  };
+  auto convert = [&](const char* flag, auto&& assign) { convert_flag(errors, flag, assign); };
   convert("n", [&] { t.n = int(ms::whole_number("n", ms::number_from_text("n", t.n_text), ms::Limits::n_min, ms::Limits::n_max)); });
   convert("d", [&] { t.d = int(ms::whole_number("d", ms::number_from_text("d", t.d_text), ms::Limits::d_min, ms::Limits::d_max)); });
   convert("alpha", [&] { t.alpha = ms::real_number("alpha", ms::number_from_text("alpha", t.alpha_text), 0, 1); });
@@ -244,15 +248,22 @@ int cmd_theory(TheoryFlags& t) {
 }
 
 struct BenchFlags {
+  std::string threads_text = "0", seconds_text = "3";
   int threads = 0;
   double seconds = 3.0;
 };
 
 // Samples/s of the two reference configurations of issue 2, all metrics on.
-int cmd_bench(const BenchFlags& b) {
-  if (b.threads < 0 || b.threads > ms::Limits::threads_max || !(b.seconds > 0 && b.seconds <= 600)) {
-    return report_invalid({{"threads/seconds", "threads in [0, 256], seconds in (0, 600]"}});
-  }
+int cmd_bench(BenchFlags& b) {
+  std::vector<ms::SettingError> errors;
+  convert_flag(errors, "threads", [&] {
+    b.threads = int(ms::whole_number("threads", ms::number_from_text("threads", b.threads_text), ms::Limits::threads_min,
+                                     ms::Limits::threads_max));
+  });
+  convert_flag(errors, "seconds", [&] {
+    b.seconds = ms::real_number("seconds", ms::number_from_text("seconds", b.seconds_text), 0.01, 600);
+  });
+  if (!errors.empty()) return report_invalid(errors);
   struct Case {
     const char* name;
     ms::Settings s;
@@ -305,8 +316,8 @@ int main(int argc, char** argv) {
 
   BenchFlags bench_flags;
   auto* bench = app.add_subcommand("bench", "samples/s of the reference configurations");
-  bench->add_option("--threads", bench_flags.threads, "worker threads; 0 = all cores")->capture_default_str();
-  bench->add_option("--seconds", bench_flags.seconds, "seconds per configuration")->capture_default_str();
+  bench->add_option("--threads", bench_flags.threads_text, "worker threads [0, 256]; 0 = all cores")->capture_default_str();
+  bench->add_option("--seconds", bench_flags.seconds_text, "seconds per configuration [0.01, 600]")->capture_default_str();
 
   try {
     app.parse(argc, argv);

@@ -164,6 +164,10 @@ TEST_CASE("issue 9's parsing table: decimal only, empty is an error, no wrapping
   CHECK(nlohmann::json::parse(ten.out)["config"]["n"] == 10);
   CHECK(cli("theory --kind h_of_j --alpha ''").code == 2);
   CHECK(cli("theory --kind h_of_j --n 0x10").code == 2);
+  const Result bench = cli("bench --threads 0x1 --seconds ''");
+  CHECK(bench.code == 2);
+  CHECK(bench.err.find("--threads: '0x1' is not a decimal number") != std::string::npos);
+  CHECK(bench.err.find("--seconds: empty value") != std::string::npos);
 }
 
 TEST_CASE("unwritable or special destinations are refused before computing: exit 2, no temporary left") {
