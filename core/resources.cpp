@@ -16,6 +16,8 @@ std::uint64_t sums_bytes(const Settings& s) {  // one BlockSums or RunMoments: s
 }
 }  // namespace
 
+double sample_cost(const Settings& s) { return double(s.n) * s.d * (1.0 + s.layers * (s.n + 4.0)); }
+
 std::int64_t merge_lookahead(const Settings& s, int threads) {
   // Two blocks per worker keep both cores busy; above 16 MB per buffer (n >= 300 at 4 layers),
   // where one sample is a block and takes milliseconds, one is enough and memory stays bounded.

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "resources.hpp"
 #include "rng.hpp"
 #include "sample_metrics.hpp"
 #include "simd.hpp"
@@ -398,8 +399,7 @@ KeyRanges key_ranges(const Settings& s) {
 std::int64_t samples_per_block(const Settings& s) {
   // About 2e7 multiply-adds per block: a few milliseconds of work, so snapshots refresh often
   // and cancellation is quick, while the per-block merge stays negligible.
-  const double work = double(s.n) * s.d * (1.0 + s.layers * (s.n + 4.0));
-  const double target = 2e7 / std::max(1.0, work);
+  const double target = 2e7 / std::max(1.0, sample_cost(s));
   if (target < 1.0) return 1;
   const std::int64_t p = std::int64_t(1) << (63 - std::countl_zero(static_cast<std::uint64_t>(target)));
   return std::clamp<std::int64_t>(p, 1, 4096);

@@ -10,9 +10,8 @@
 namespace maskscope::gui {
 
 std::int64_t auto_sample_count(const Settings& s) {
-  auto cost = [](const Settings& t) { return double(t.n) * t.d * (1.0 + t.layers * (t.n + 4.0)); };
-  Settings reference;  // n 10, d 64, L 4
-  const double raw = std::clamp(1e5 * cost(reference) / cost(s), 500.0, 1e5);
+  const Settings reference;  // n 10, d 64, L 4
+  const double raw = std::clamp(1e5 * sample_cost(reference) / sample_cost(s), 500.0, 1e5);
   const double unit = std::pow(10.0, std::floor(std::log10(raw)) - 1);  // two significant digits
   return std::int64_t(std::round(raw / unit) * unit);
 }
@@ -32,17 +31,22 @@ Controller::~Controller() {
   for (auto& r : retired_) r->cancel();
 }
 
+namespace {
+// Peak memory of a run of `s` with the threads it will use (resources.hpp).
+std::uint64_t run_bytes(const Settings& s) { return estimate_cost(s, resolved_threads(s)).memory_bytes; }
+}  // namespace
+
 std::string memory_refusal(const Settings& s, std::uint64_t budget) {
-  const std::uint64_t need = estimate_cost(s, resolved_threads(s)).memory_bytes;
+  const std::uint64_t need = run_bytes(s);
   if (need <= budget) return "";
   return "n = " + std::to_string(s.n) + " with " + std::to_string(s.layers) + " layers needs about " + bytes_text(need) +
          " per run; the window allows " + bytes_text(budget) + ". Lower n or layers (or threads), or use maskscope-cli.";
 }
 
-std::uint64_t Controller::retired_bytes() const {
-  std::uint64_t total = 0;
-  for (const auto& r : retired_) total += estimate_cost(r->settings(), resolved_threads(r->settings())).memory_bytes;
-  return total;
+bool Controller::fits_beside_retired(const Settings& s) const {
+  std::uint64_t total = run_bytes(s);
+  for (const auto& r : retired_) total += run_bytes(r->settings());
+  return total <= memory_budget_;
 }
 
 void Controller::start(const Settings& s) {
@@ -52,8 +56,7 @@ void Controller::start(const Settings& s) {
   }
   run_started_ = std::chrono::steady_clock::now();
   ++restarts_;
-  const std::uint64_t need = estimate_cost(s, resolved_threads(s)).memory_bytes;
-  if (!retired_.empty() && need + retired_bytes() > memory_budget_) {
+  if (!retired_.empty() && !fits_beside_retired(s)) {
     // Large settings: the cancelled runs stop within one layer of one sample; poll() starts this
     // one when they are gone, so the window never holds two large runs at once.
     auto empty = std::make_shared<Snapshot>();
@@ -127,7 +130,7 @@ std::shared_ptr<const Snapshot> Controller::snapshot() const { return run_ ? run
 void Controller::poll() {
   retired_.erase(std::remove_if(retired_.begin(), retired_.end(), [](const std::unique_ptr<Run>& r) { return r->done(); }),
                  retired_.end());
-  if (!run_ && estimate_cost(current_, resolved_threads(current_)).memory_bytes + retired_bytes() <= memory_budget_) launch();
+  if (!run_ && (retired_.empty() || fits_beside_retired(current_))) launch();
 }
 
 }  // namespace maskscope::gui

@@ -67,7 +67,8 @@ class Controller {
  private:
   void start(const Settings& s);
   void launch();
-  std::uint64_t retired_bytes() const;
+  // A run of `s` and the cancelled runs still stopping fit in the memory budget together.
+  bool fits_beside_retired(const Settings& s) const;
 
   RunOptions options_;
   Settings current_;

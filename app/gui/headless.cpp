@@ -34,10 +34,7 @@ bool HeadlessDriver::screenshot_due() const {
   if (!shown) return false;
   if (options_.screenshot_at_samples > 0 && shown->samples_done >= options_.screenshot_at_samples) return true;
   if (options_.screenshot_at_se > 0 && shown->samples_done > 1) {
-    double max_se = 0;
-    for (const auto& p : views_.panels())
-      for (std::size_t e = 0; e < p.se.size(); ++e)
-        if (std::isfinite(p.value[e]) && std::isfinite(p.se[e])) max_se = std::max(max_se, p.se[e]);
+    const double max_se = largest_shown_se(views_.panels());
     if (max_se > 0 && max_se <= options_.screenshot_at_se) return true;
   }
   return options_.ui_bench > 0 && bench_restarts_ == options_.ui_bench;

@@ -226,6 +226,14 @@ std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& vie
   return panels;
 }
 
+double largest_shown_se(const std::vector<PanelData>& panels) {
+  double m = 0;
+  for (const auto& p : panels)
+    for (std::size_t e = 0; e < p.se.size() && e < p.value.size(); ++e)
+      if (std::isfinite(p.value[e]) && std::isfinite(p.se[e])) m = std::max(m, p.se[e]);
+  return m;
+}
+
 void share_range(std::vector<PanelData*>& panels, bool symmetric) {
   if (panels.empty()) return;
   float lo = panels[0]->lo, hi = panels[0]->hi;

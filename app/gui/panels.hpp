@@ -84,6 +84,10 @@ struct PanelStyle {
 PanelData build_panel(const Snapshot& snap, std::size_t k, Quantity q, Transform t, const PanelStyle& style);
 // All layers of the current tab.
 std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& view);
+// The largest standard error among the shown (finite) cells of `panels` (0 when none): the status
+// line shows it and --screenshot-at-se waits for it.
+double largest_shown_se(const std::vector<PanelData>& panels);
+
 // Gives every panel the union of their ranges (symmetric about 0 when `symmetric`) and
 // recomputes which of them now clip.
 void share_range(std::vector<PanelData*>& panels, bool symmetric);

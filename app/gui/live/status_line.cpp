@@ -16,10 +16,7 @@ void draw_status_line(const Controller& controller, const std::vector<PanelData>
   const auto snap = controller.snapshot();
   const double rate = snap->samples_per_s;
   const double left = double(snap->samples_target() - snap->samples_done);
-  double max_se = 0;
-  for (const auto& p : panels)
-    for (std::size_t e = 0; e < p.se.size(); ++e)
-      if (std::isfinite(p.value[e]) && std::isfinite(p.se[e])) max_se = std::max(max_se, p.se[e]);
+  const double max_se = largest_shown_se(panels);
   char eta[48] = "--";
   if (snap->finished) std::snprintf(eta, sizeof eta, "done");
   else if (controller.paused()) std::snprintf(eta, sizeof eta, "waiting");
