@@ -57,9 +57,6 @@ class Simulator {
   // The sample at `index` within `block`, with every intermediate.
   SampleTrace trace_sample(std::uint64_t block, std::int64_t index);
 
-  const KeyRanges& keys() const { return keys_; }
-  int key_lo(int i) const { return keys_.lo[i]; }
-  int key_hi(int i) const { return keys_.hi[i]; }
   // Number of (i, k, j) triples the recency probability counts per sample.
   std::int64_t recency_triples() const { return keys_.recency_triples; }
 

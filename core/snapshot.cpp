@@ -9,14 +9,6 @@
 
 namespace maskscope {
 
-double Snapshot::max_score_se() const {
-  double m = 0.0;
-  for (const auto& l : layers)
-    for (double v : l.score_se)
-      if (std::isfinite(v)) m = std::max(m, v);
-  return m;
-}
-
 Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const int n = s.n;

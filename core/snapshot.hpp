@@ -36,8 +36,6 @@ struct Snapshot {
   std::vector<LayerStats> layers;
 
   std::int64_t samples_target() const { return settings.samples; }
-  // Largest standard error among the score means of all layers (for the status line).
-  double max_score_se() const;
 };
 
 // Means, standard errors and metrics from the merged moments.
