@@ -69,19 +69,24 @@ void add_setting_flags(CLI::App& cmd, RunFlags& f) {
   }
 }
 
+// Runs `assign` (a strict conversion of one flag's text); a failure becomes that flag's error,
+// without the setting's name (`key`, the flag's by default) repeated at the front of the message.
+template <class Assign>
+void convert_flag(std::vector<ms::SettingError>& errors, const char* flag, Assign&& assign, const char* key = nullptr) {
+  try {
+    assign();
+  } catch (const std::exception& e) {
+    const std::string m = e.what(), prefix = std::string(key ? key : flag) + ": ";
+    errors.push_back({flag, m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m});
+  }
+}
+
 // Converts every given flag; returns every problem, each naming its flag and the valid range.
 std::vector<ms::SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) {
   std::vector<ms::SettingError> errors;
   for (const SettingFlag& sf : kSettingFlags) {
     if (cmd.count(std::string("--") + sf.flag) == 0) continue;
-    try {
-      ms::setting_from_text(sf.key, f.text[sf.flag], f.s);
-    } catch (const std::exception& e) {
-      std::string message = e.what();
-      const std::string prefix = std::string(sf.key) + ": ";
-      if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
-      errors.push_back({sf.flag, message});
-    }
+    convert_flag(errors, sf.flag, [&] { ms::setting_from_text(sf.key, f.text[sf.flag], f.s); }, sf.key);
   }
   for (auto& e : ms::validate(f.s)) {
     if (e.setting == "unit_input") e.setting = "unit-input";
@@ -166,18 +171,6 @@ int cmd_run(RunFlags& f, const CLI::App& cmd) {
     return 1;
   }
   return 0;
-}
-
-// Runs `assign` (a strict conversion of one flag's text); a failure becomes that flag's error,
-// without the flag's name repeated at the front of the message.
-template <class Assign>
-void convert_flag(std::vector<ms::SettingError>& errors, const char* flag, Assign&& assign) {
-  try {
-    assign();
-  } catch (const std::exception& e) {
-    const std::string m = e.what(), prefix = std::string(flag) + ": ";
-    errors.push_back({flag, m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m});
-  }
 }
 
 struct TheoryFlags {
