@@ -6,6 +6,10 @@
 
 namespace maskscope {
 
+AccumLayout accum_layout(const Settings& s) {
+  return s.random_weights() ? AccumLayout(s.n, s.layers, s.heads, true) : AccumLayout(s.n, s.layers);
+}
+
 void BlockSums::reset() {
   count = 0;
   std::fill(sum.begin(), sum.end(), 0.0);

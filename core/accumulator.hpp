@@ -8,29 +8,54 @@
 #include <cstdint>
 #include <vector>
 
+#include "settings.hpp"
+
 namespace maskscope {
 
-// Where each quantity of layer l lives in the flat arrays.
+// Where each quantity of layer l lives in the flat arrays. Layers 0..L-1 are the blocks'
+// outputs; with embeddings (the random-weight family, MODEL.md section 7) one more block at index
+// L holds the embeddings' cosines, norms and adjacency (its score and weight slots stay unused).
+// With several heads, each head's score and weight maps and recency follow the layer's own
+// (which are the means over heads).
 struct AccumLayout {
   int n = 0;
   int layers = 0;
+  int heads = 1;
+  bool embeddings = false;
   std::size_t per_layer = 0;
 
   AccumLayout() = default;
-  AccumLayout(int n_, int layers_)
-      : n(n_), layers(layers_), per_layer(3 * std::size_t(n_) * n_ + n_ + 4) {}
+  AccumLayout(int n_, int layers_, int heads_ = 1, bool embeddings_ = false)
+      : n(n_), layers(layers_), heads(heads_), embeddings(embeddings_),
+        per_layer(3 * nn() + n_ + 6 + (heads_ > 1 ? std::size_t(heads_) * (2 * nn() + 2) : 0)) {}
 
-  std::size_t total() const { return per_layer * layers; }
+  std::size_t nn() const { return std::size_t(n) * n; }
+  int blocks() const { return layers + (embeddings ? 1 : 0); }
+  int embedding_block() const { return layers; }  // valid when `embeddings`
+  std::size_t total() const { return per_layer * blocks(); }
   std::size_t base(int l) const { return per_layer * l; }
-  std::size_t score(int l) const { return base(l); }                            // n x n, S_ij
-  std::size_t weight(int l) const { return base(l) + std::size_t(n) * n; }      // n x n, A_ij
-  std::size_t cosine(int l) const { return base(l) + 2 * std::size_t(n) * n; }  // n x n, j <= i
-  std::size_t norm(int l) const { return base(l) + 3 * std::size_t(n) * n; }    // n, ||x_i||
-  std::size_t recency(int l) const { return norm(l) + n; }                      // per-sample RP
-  std::size_t adjacency(int l) const { return recency(l) + 1; }                 // per-sample adjacency
-  std::size_t recency_ties(int l) const { return recency(l) + 2; }              // per-sample tie fraction (RP)
-  std::size_t adjacency_ties(int l) const { return recency(l) + 3; }            // per-sample tie fraction (adjacency)
+  std::size_t score(int l) const { return base(l); }                  // n x n, S_ij (mean over heads)
+  std::size_t weight(int l) const { return base(l) + nn(); }          // n x n, A_ij (mean over heads)
+  std::size_t cosine(int l) const { return base(l) + 2 * nn(); }      // n x n, j <= i
+  std::size_t norm(int l) const { return base(l) + 3 * nn(); }        // n, ||x_i||
+  std::size_t recency(int l) const { return norm(l) + n; }            // per-sample RP (mean over heads)
+  std::size_t adjacency(int l) const { return recency(l) + 1; }       // per-sample adjacency
+  std::size_t recency_ties(int l) const { return recency(l) + 2; }    // per-sample tie fraction (RP)
+  std::size_t adjacency_ties(int l) const { return recency(l) + 3; }  // per-sample tie fraction (adjacency)
+  std::size_t norm_adjacency(int l) const { return recency(l) + 4; }  // per-sample norm adjacency
+  std::size_t norm_adjacency_ties(int l) const { return recency(l) + 5; }
+  // Head h's maps and recency; with one head they are the layer's own.
+  std::size_t head_base(int l, int h) const { return recency(l) + 6 + std::size_t(h) * (2 * nn() + 2); }
+  std::size_t head_score(int l, int h) const { return heads > 1 ? head_base(l, h) : score(l); }
+  std::size_t head_weight(int l, int h) const { return heads > 1 ? head_base(l, h) + nn() : weight(l); }
+  std::size_t head_recency(int l, int h) const { return heads > 1 ? head_base(l, h) + 2 * nn() : recency(l); }
+  std::size_t head_recency_ties(int l, int h) const {
+    return heads > 1 ? head_base(l, h) + 2 * nn() + 1 : recency_ties(l);
+  }
 };
+
+// The layout of a run with these settings.
+AccumLayout accum_layout(const Settings& s);
 
 // Raw sums of one block of samples.
 struct BlockSums {

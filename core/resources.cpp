@@ -12,11 +12,27 @@ namespace maskscope {
 
 namespace {
 std::uint64_t sums_bytes(const Settings& s) {  // one BlockSums or RunMoments: sum and sum of squares
-  return 2 * sizeof(double) * std::uint64_t(AccumLayout(s.n, s.layers).total());
+  return 2 * sizeof(double) * std::uint64_t(accum_layout(s).total());
 }
 }  // namespace
 
-double sample_cost(const Settings& s) { return double(s.n) * s.d * (1.0 + s.layers * (s.n + 4.0)); }
+double sample_cost(const Settings& s) {
+  const double n = s.n, d = s.d;
+  if (!s.random_weights()) return n * d * (1.0 + s.layers * (n + 4.0));
+  // Per block: attention 2 n^2 d, plus the products of the 3d + d (+ 4d + d with the MLP) output
+  // columns: fixed weights n d per column; per-sample draws a Gram matrix and n^2 + 5 n
+  // (the normals) per column (random_weights.cpp).
+  const double columns = s.mlp ? 9.0 * d : 4.0 * d;
+  const double per_layer = s.weights == WeightsMode::fixed ? n * (s.mlp ? 12.0 : 4.0) * d * d
+                                                          : 0.5 * n * n * (s.mlp ? 7.0 : 2.0) * d + (n * n + 5.0 * n) * columns;
+  return n * d + s.layers * (2.0 * n * n * d + per_layer);
+}
+
+std::uint64_t network_bytes(const Settings& s) {
+  if (!s.random_weights() || s.weights != WeightsMode::fixed) return 0;
+  const std::uint64_t d = std::uint64_t(s.d);
+  return sizeof(float) * (std::uint64_t(s.vocab) * d + std::uint64_t(s.layers) * (s.mlp ? 12 : 4) * d * d);
+}
 
 std::int64_t merge_lookahead(const Settings& s, int threads) {
   // Two blocks per worker keep both cores busy; above 16 MB per buffer (n >= 300 at 4 layers),
@@ -28,9 +44,14 @@ RunCost estimate_cost(const Settings& s, int threads) {
   RunCost c;
   const std::uint64_t nn = std::uint64_t(s.n) * std::uint64_t(s.n);
   const std::uint64_t buffers = std::uint64_t(threads) + std::uint64_t(merge_lookahead(s, threads)) + 2;  // + moments + copy
-  const std::uint64_t snapshot = 7 * sizeof(double) * nn * std::uint64_t(s.layers) * 2;  // published + being built
-  const std::uint64_t work = std::uint64_t(threads) * sizeof(float) * (6 * std::uint64_t(s.n) * s.d + 3 * nn);
-  c.memory_bytes = buffers * sums_bytes(s) + snapshot + work;
+  const std::uint64_t maps = 7 + (s.random_weights() && s.heads > 1 ? 4 * std::uint64_t(s.heads) : 0);
+  const std::uint64_t snapshot = maps * sizeof(double) * nn * std::uint64_t(s.layers + 1) * 2;  // published + being built
+  const std::uint64_t nd = std::uint64_t(s.n) * s.d;
+  const std::uint64_t per_thread = s.random_weights()
+                                       ? sizeof(float) * (22 * nd + (2 * std::uint64_t(s.heads) + 5) * nn) + 2 * sizeof(double) * nn
+                                       : sizeof(float) * (6 * nd + 3 * nn);
+  const std::uint64_t work = std::uint64_t(threads) * per_thread;
+  c.memory_bytes = buffers * sums_bytes(s) + snapshot + work + network_bytes(s);  // the network is shared
   // JSON: six n x n matrices per layer at about 22 characters a number, plus the vectors.
   c.json_bytes = std::uint64_t(s.layers) * (6 * nn + 2 * std::uint64_t(s.n)) * 22 + 4096;
   return c;

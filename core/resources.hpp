@@ -15,9 +15,11 @@ struct RunCost {
   std::uint64_t json_bytes = 0;    // `maskscope-cli run` output, about
 };
 
-// Multiply-adds of one sample, about: n d (1 + L (n + 4)). The block size (simulator.cpp) and
-// the window's auto sample count scale with it.
+// Multiply-adds of one sample, about: n d (1 + L (n + 4)) for the parameter-free model, more for
+// random weights. The block size (simulator.cpp) and the window's auto sample count scale with it.
 double sample_cost(const Settings& s);
+// Bytes of the fixed random-weight network (shared by the workers); 0 otherwise.
+std::uint64_t network_bytes(const Settings& s);
 
 // For `threads` workers (resolved, >= 1). Matches Run's buffers: one block-sum buffer per worker
 // plus the look-ahead of blocks waiting to merge, the merged moments and the publisher's copy.

@@ -46,6 +46,15 @@ nlohmann::json settings_to_json(const Settings& s) {
       {"samples", s.samples},
       {"seed", s.seed},
       {"threads", s.threads},
+      {"model", std::string(to_string(s.model))},
+      {"heads", s.heads},
+      {"vocab", s.vocab},
+      {"mlp", s.mlp},
+      {"init_mean", s.init_mean},
+      {"init_std", s.init_std},
+      {"embed_std", s.embed_std ? nlohmann::json(*s.embed_std) : nlohmann::json(nullptr)},
+      {"weights", std::string(to_string(s.weights))},
+      {"weight_seed", s.weight_seed},
   };
 }
 
@@ -70,6 +79,28 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
   if (j.contains("samples")) t.samples = whole("samples", Limits::samples_min, Limits::samples_max);
   if (j.contains("seed")) t.seed = whole_number_u64(label("seed"), j.at("seed"));
   if (j.contains("threads")) t.threads = int(whole("threads", Limits::threads_min, Limits::threads_max));
+  if (j.contains("heads")) t.heads = int(whole("heads", Limits::heads_min, Limits::heads_max));
+  if (j.contains("vocab")) t.vocab = whole("vocab", Limits::vocab_min, Limits::vocab_max);
+  if (j.contains("mlp")) t.mlp = boolean(label("mlp"), j.at("mlp"));
+  if (j.contains("init_mean")) t.init_mean = real("init_mean", -Limits::init_mean_max, Limits::init_mean_max);
+  if (j.contains("init_std")) t.init_std = real("init_std", 0.0, Limits::init_std_max);
+  if (j.contains("embed_std")) {
+    if (j.at("embed_std").is_null()) t.embed_std.reset();  // null: follow init_std
+    else t.embed_std = real("embed_std", 0.0, Limits::init_std_max);
+  }
+  if (j.contains("weight_seed")) t.weight_seed = whole_number_u64(label("weight_seed"), j.at("weight_seed"));
+  if (j.contains("model")) {
+    const std::string v = text("model");
+    auto parsed = parse_model(v);
+    if (!parsed) throw std::runtime_error(label("model") + ": '" + v + "'; valid: parameter_free, random_weights");
+    t.model = *parsed;
+  }
+  if (j.contains("weights")) {
+    const std::string v = text("weights");
+    auto parsed = parse_weights(v);
+    if (!parsed) throw std::runtime_error(label("weights") + ": '" + v + "'; valid: per_sample, fixed");
+    t.weights = *parsed;
+  }
   if (j.contains("norm")) {
     const std::string v = text("norm");
     auto parsed = parse_norm(v);
@@ -92,8 +123,8 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
 
 void setting_from_text(const std::string& key, const std::string& text, Settings& s) {
   nlohmann::json v;
-  if (key == "norm" || key == "scale" || key == "mask") v = text;
-  else if (key == "unit_input") v = text;  // boolean() reads "0", "1", "true", "false"
+  if (key == "norm" || key == "scale" || key == "mask" || key == "model" || key == "weights") v = text;
+  else if (key == "unit_input" || key == "mlp") v = text;  // boolean() reads "0", "1", "true", "false"
   else v = number_from_text(key, text);
   settings_from_json(nlohmann::json{{key, v}}, s, "");
 }
@@ -127,9 +158,10 @@ void apply_settings_json(const nlohmann::json& j, Settings& s, const std::string
 
 nlohmann::json snapshot_to_json(const Snapshot& snap) {
   const int n = snap.settings.n;
+  const bool rw = snap.settings.random_weights();
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerStats& l : snap.layers) {
-    layers.push_back({
+    nlohmann::json& layer = layers.emplace_back(nlohmann::json{
         {"layer", l.layer},
         {"rp", number_or_null(l.recency)},
         {"rp_se", number_or_null(l.recency_se)},
@@ -148,8 +180,18 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
         {"norm_mean", vector_json(l.norm_mean)},
         {"norm_se", vector_json(l.norm_se)},
     });
+    if (rw) {  // MODEL.md section 7: norm adjacency and each head's recency probability
+      layer["norm_adjacency"] = number_or_null(l.norm_adjacency);
+      layer["norm_adjacency_se"] = number_or_null(l.norm_adjacency_se);
+      layer["norm_adjacency_ties"] = number_or_null(l.norm_adjacency_ties);
+      nlohmann::json heads = nlohmann::json::array();
+      for (const HeadStats& h : l.heads)
+        heads.push_back({{"rp", number_or_null(h.recency)}, {"rp_se", number_or_null(h.recency_se)},
+                         {"rp_ties", number_or_null(h.recency_ties)}});
+      layer["heads"] = std::move(heads);
+    }
   }
-  return {
+  nlohmann::json out = {
       {"config", settings_to_json(snap.settings)},
       {"samples", snap.samples_done},
       {"elapsed_s", snap.elapsed_s},
@@ -157,6 +199,21 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
       {"finished", snap.finished},
       {"layers", std::move(layers)},
   };
+  if (!snap.embeddings.empty()) {  // layer 0 of the random-weight family
+    const LayerStats& e = snap.embeddings.front();
+    out["embeddings"] = {
+        {"adjacency", number_or_null(e.adjacency)},
+        {"adjacency_se", number_or_null(e.adjacency_se)},
+        {"adjacency_ties", number_or_null(e.adjacency_ties)},
+        {"norm_adjacency", number_or_null(e.norm_adjacency)},
+        {"norm_adjacency_se", number_or_null(e.norm_adjacency_se)},
+        {"norm_adjacency_ties", number_or_null(e.norm_adjacency_ties)},
+        {"cosine_mean", matrix(e.cosine_mean, n)},
+        {"norm_mean", vector_json(e.norm_mean)},
+        {"norm_se", vector_json(e.norm_se)},
+    };
+  }
+  return out;
 }
 
 }  // namespace maskscope

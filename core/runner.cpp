@@ -27,7 +27,7 @@ Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::mo
   if (auto errors = validate(s); !errors.empty()) throw std::invalid_argument(describe(errors));
   block_size_ = samples_per_block(s);
   block_count_ = (s.samples + block_size_ - 1) / block_size_;
-  accum_size_ = AccumLayout(s.n, s.layers).total();
+  accum_size_ = accum_layout(s).total();
   moments_ = RunMoments(accum_size_);
   keys_ = key_ranges(s);
   const int threads = resolved_threads(s);

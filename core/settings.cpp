@@ -55,6 +55,31 @@ std::vector<SettingError> validate(const Settings& s) {
                     range_text(1, std::max(1, s.n)));
   if (s.samples < Limits::samples_min || s.samples > Limits::samples_max)
     add("samples", "samples = " + std::to_string(s.samples) + " is out of range; valid: integer in [1, 10^12]");
+  if (s.random_weights()) {
+    if (s.d > Limits::rw_d_max)
+      add("d", "d = " + std::to_string(s.d) + " is out of range for random_weights; valid: integer in " +
+                   range_text(Limits::d_min, Limits::rw_d_max));
+    if (s.heads < Limits::heads_min || s.heads > Limits::heads_max)
+      add("heads", "heads = " + std::to_string(s.heads) + " is out of range; valid: integer in " +
+                       range_text(Limits::heads_min, Limits::heads_max));
+    else if (s.d % s.heads != 0)
+      add("heads", "d = " + std::to_string(s.d) + " is not divisible by heads = " + std::to_string(s.heads) +
+                       "; every head has width d / heads");
+    else if (s.rope() && s.head_width() % 2 != 0)
+      add("rope", "RoPE rotates pairs of coordinates within each head and needs an even head width d / heads (" +
+                      std::to_string(s.head_width()) + "); use rope 0 or change d or heads");
+    if (s.vocab < Limits::vocab_min || s.vocab > Limits::vocab_max)
+      add("vocab", "vocab = " + std::to_string(s.vocab) + " is out of range; valid: integer in [1, 10^9]");
+    if (!std::isfinite(s.init_mean) || std::abs(s.init_mean) > Limits::init_mean_max)
+      add("init_mean", "init_mean must be a number in " + range_text(-Limits::init_mean_max, Limits::init_mean_max));
+    if (!std::isfinite(s.init_std) || s.init_std < 0.0 || s.init_std > Limits::init_std_max)
+      add("init_std", "init_std must be a number in " + range_text(0.0, Limits::init_std_max));
+    if (s.embed_std && (!std::isfinite(*s.embed_std) || *s.embed_std < 0.0 || *s.embed_std > Limits::init_std_max))
+      add("embed_std", "embed_std must be a number in " + range_text(0.0, Limits::init_std_max) + " (or unset: init_std)");
+  } else if (s.heads != 1) {
+    add("heads", "the parameter-free model has one head (heads = " + std::to_string(s.heads) +
+                     "); use model random_weights for several heads");
+  }
   if (s.threads < Limits::threads_min || s.threads > Limits::threads_max)
     add("threads", "threads = " + std::to_string(s.threads) + " is out of range; valid: 0 (all cores) or an integer in " +
                        range_text(1, Limits::threads_max));
@@ -78,6 +103,34 @@ std::string_view to_string(Scale v) {
     case Scale::d: return "d";
   }
   return "?";
+}
+
+std::string_view to_string(Model v) {
+  switch (v) {
+    case Model::parameter_free: return "parameter_free";
+    case Model::random_weights: return "random_weights";
+  }
+  return "?";
+}
+
+std::string_view to_string(WeightsMode v) {
+  switch (v) {
+    case WeightsMode::per_sample: return "per_sample";
+    case WeightsMode::fixed: return "fixed";
+  }
+  return "?";
+}
+
+std::optional<Model> parse_model(std::string_view t) {
+  for (Model v : {Model::parameter_free, Model::random_weights})
+    if (t == to_string(v)) return v;
+  return std::nullopt;
+}
+
+std::optional<WeightsMode> parse_weights(std::string_view t) {
+  for (WeightsMode v : {WeightsMode::per_sample, WeightsMode::fixed})
+    if (t == to_string(v)) return v;
+  return std::nullopt;
 }
 
 std::string mask_to_string(const Settings& s) {
@@ -128,7 +181,12 @@ double scale_factor(Scale scale, int d) {
 
 std::string short_label(const Settings& s) {
   std::ostringstream os;
-  os << "alpha=" << s.alpha;
+  if (s.random_weights()) {
+    os << "mu=" << s.init_mean << ", sigma=" << s.init_std;
+    if (s.embed_std) os << ", embed sigma=" << *s.embed_std;
+  } else {
+    os << "alpha=" << s.alpha;
+  }
   switch (s.norm) {
     case Norm::none: os << ", noLN"; break;
     case Norm::l2: os << ", L2"; break;
@@ -138,6 +196,11 @@ std::string short_label(const Settings& s) {
   if (s.gamma > 0) os << (s.gamma == 1.0 ? ", Res" : ", Res " + std::to_string(s.gamma).substr(0, 4));
   if (s.rope()) os << ", RoPE";
   if (s.mask != MaskKind::causal) os << ", " << mask_to_string(s);
+  if (s.random_weights()) {
+    if (s.heads > 1) os << ", H=" << s.heads;
+    if (!s.mlp) os << ", no MLP";
+    if (s.weights == WeightsMode::fixed) os << ", fixed net";
+  }
   return os.str();
 }
 

@@ -2,6 +2,7 @@
 // with defaults in the declaration, and the validation that names each bad setting.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +14,12 @@ namespace maskscope {
 enum class Norm { none, l2, layernorm, rmsnorm };
 enum class Scale { one, sqrt_d, d };  // score scale 1, 1/sqrt(d), 1/d
 enum class MaskKind { causal, bidirectional, window };
+// MODEL.md section 7: the parameter-free decoder of sections 1-2, or a GPT-2 / NanoGPT decoder
+// with random weights (Zuo et al.).
+enum class Model { parameter_free, random_weights };
+// random_weights: a fresh network every sample (expectation over initializations) or one
+// network from weight_seed (samples vary the tokens only).
+enum class WeightsMode { per_sample, fixed };
 
 struct Settings {
   int n = 10;                      // tokens
@@ -30,9 +37,24 @@ struct Settings {
   std::uint64_t seed = 1;
   int threads = 0;                 // worker threads; 0 = all cores
 
+  // Model family and the random-weight network's settings (MODEL.md section 7); alpha, scale and
+  // unit_input apply to parameter_free only, the fields below to random_weights only.
+  Model model = Model::parameter_free;
+  int heads = 1;                   // H; d divisible by H, d_h = d / H
+  std::int64_t vocab = 16;         // V: token ids uniform over V
+  bool mlp = true;                 // GELU(Norm(h) W_1) W_2 with W_1 in R^(d x 4d)
+  double init_mean = 0.0;          // mu_init of every weight
+  double init_std = 0.02;          // sigma_init (NanoGPT); W_O, W_2 get sigma_init / sqrt(2 L)
+  std::optional<double> embed_std; // std of the embedding table; unset = init_std
+  WeightsMode weights = WeightsMode::per_sample;
+  std::uint64_t weight_seed = 1;   // the network of `fixed`
+
   bool operator==(const Settings&) const = default;
 
   bool rope() const { return rope_base > 0.0; }
+  bool random_weights() const { return model == Model::random_weights; }
+  double embedding_std() const { return embed_std.value_or(init_std); }
+  int head_width() const { return d / std::max(1, heads); }
   // True when these settings give the same numbers as `other` (threads do not change results).
   bool same_simulation(const Settings& other) const;
 };
@@ -47,6 +69,12 @@ struct Limits {
   static constexpr double rope_base_min = 1.0, rope_base_max = 1e9;
   static constexpr std::int64_t samples_min = 1, samples_max = 1'000'000'000'000LL;
   static constexpr int threads_min = 0, threads_max = 256;
+  // random_weights: the network's weights are d x d matrices, so d is bounded tighter.
+  static constexpr int rw_d_max = 4096;
+  static constexpr int heads_min = 1, heads_max = 64;
+  static constexpr std::int64_t vocab_min = 1, vocab_max = 1'000'000'000LL;
+  static constexpr double init_mean_max = 100.0;  // |mu_init|
+  static constexpr double init_std_max = 100.0;
 };
 
 struct SettingError {
@@ -63,6 +91,10 @@ std::string_view to_string(Scale v);
 std::string mask_to_string(const Settings& s);  // "causal", "bidirectional", "window:W"
 std::optional<Norm> parse_norm(std::string_view text);
 std::optional<Scale> parse_scale(std::string_view text);
+std::string_view to_string(Model v);
+std::string_view to_string(WeightsMode v);
+std::optional<Model> parse_model(std::string_view text);
+std::optional<WeightsMode> parse_weights(std::string_view text);
 // Parses "causal", "bidirectional" or "window:W" into s.mask / s.window; false if malformed.
 bool parse_mask(std::string_view text, Settings& s);
 

@@ -11,7 +11,8 @@
 
 #include "resources.hpp"
 #include "rng.hpp"
-#include "sample_metrics.hpp"
+#include "kernel_steps.hpp"
+#include "random_weights.hpp"
 #include "simd.hpp"
 
 namespace maskscope {
@@ -41,86 +42,17 @@ struct KernelArgs {
 };
 
 using simd::dot;
-
-// out[j - j0] = scale * <a, rows[j]> for j in [j0, j1], four rows at a time.
-[[gnu::always_inline]] inline void dot_row(const float* a, const float* rows, int d, int j0, int j1, float scale,
-                                           float* out) {
-  int j = j0;
-  float tmp[4];
-  for (; j + 3 <= j1; j += 4) {
-    simd::dot4(a, rows + std::size_t(j) * d, rows + std::size_t(j + 1) * d, rows + std::size_t(j + 2) * d,
-               rows + std::size_t(j + 3) * d, d, tmp);
-    for (int t = 0; t < 4; ++t) out[j - j0 + t] = scale * tmp[t];
-  }
-  for (; j <= j1; ++j) out[j - j0] = scale * dot(a, rows + std::size_t(j) * d, d);
-}
-
-// Sum of x[0..d) in 8 lanes.
-[[gnu::always_inline]] inline float sum_of(const float* x, int d) {
-  simd::f8 acc = {};
-  int k = 0;
-  for (; k + 8 <= d; k += 8) acc += simd::load(x + k);
-  float s = simd::hsum(acc);
-  for (; k < d; ++k) s += x[k];
-  return s;
-}
-
-// y = (x - shift) * factor.
-[[gnu::always_inline]] inline void shift_scale(const float* x, float shift, float factor, float* y, int d) {
-  int k = 0;
-  for (; k + 8 <= d; k += 8) {
-    const simd::f8 v = (simd::load(x + k) - shift) * factor;
-    std::memcpy(y + k, &v, sizeof v);
-  }
-  for (; k < d; ++k) y[k] = (x[k] - shift) * factor;
-}
-
-// Sum of (x - shift)^2.
-[[gnu::always_inline]] inline float centred_sumsq(const float* x, float shift, int d) {
-  simd::f8 acc = {};
-  int k = 0;
-  for (; k + 8 <= d; k += 8) {
-    const simd::f8 v = simd::load(x + k) - shift;
-    acc += v * v;
-  }
-  float s = simd::hsum(acc);
-  for (; k < d; ++k) s += (x[k] - shift) * (x[k] - shift);
-  return s;
-}
-
-[[gnu::always_inline]] inline void normalize_row(Norm norm, const float* x, float* y, int d) {
-  const float fd = static_cast<float>(d);
-  switch (norm) {
-    case Norm::none:
-      if (x != y) std::memcpy(y, x, sizeof(float) * std::size_t(d));
-      return;
-    case Norm::l2: {
-      const float ss = dot(x, x, d);
-      shift_scale(x, 0.0f, ss > 0.0f ? 1.0f / std::sqrt(ss) : 0.0f, y, d);
-      return;
-    }
-    case Norm::layernorm: {
-      const float mean = sum_of(x, d) / fd;
-      const float var = centred_sumsq(x, mean, d) / fd;
-      shift_scale(x, mean, 1.0f / std::sqrt(var + kNormEps), y, d);
-      return;
-    }
-    case Norm::rmsnorm: {
-      const float ms = dot(x, x, d) / fd;
-      shift_scale(x, 0.0f, 1.0f / std::sqrt(ms + kNormEps), y, d);
-      return;
-    }
-  }
-}
+using kernel::dot_row;
 
 }  // namespace
 
 // S and C carry 8 floats of slack for the vector pair counts (sample_metrics.hpp).
 struct Simulator::Work {
-  std::vector<float> x, y, q, xn, s, a, c, inv_norm, v;
+  std::vector<float> x, y, q, xn, s, a, c, inv_norm, norms, v;
   Work(int n, int d)
       : x(std::size_t(n) * d), y(std::size_t(n) * d), q(std::size_t(n) * d), xn(std::size_t(n) * d),
-        s(std::size_t(n) * n + 8), a(std::size_t(n) * n), c(std::size_t(n) * n + 8), inv_norm(n), v(d) {}
+        s(std::size_t(n) * n + 8), a(std::size_t(n) * n), c(std::size_t(n) * n + 8), inv_norm(n), norms(n + 8),
+        v(d) {}
 };
 
 namespace {
@@ -151,7 +83,7 @@ namespace {
     }
   }
   if (k.unit_input)
-    for (int i = 0; i < n; ++i) normalize_row(Norm::l2, x + std::size_t(i) * d, x + std::size_t(i) * d, d);
+    for (int i = 0; i < n; ++i) kernel::normalize_row(Norm::l2, x + std::size_t(i) * d, x + std::size_t(i) * d, d, kNormEps);
 }
 
 // Q = K = Rope(Y) (Su et al., RoFormer Eq. 34): pair (2p, 2p+1) of token i turns by i theta^(-2p/d).
@@ -181,36 +113,6 @@ namespace {
       for (int j = i + 1; j < n; ++j) S[i * n + j] = S[j * n + i];
 }
 
-// A = softmax_rows(S) over the unmasked keys (vector exp; S has 8 floats of slack).
-[[gnu::always_inline]] inline void softmax(const KernelArgs& k, const float* S, float* A) {
-  const int n = k.n;
-  for (int i = 0; i < n; ++i) {
-    const int lo = k.lo[i], hi = k.hi[i];
-    const float* Si = S + std::size_t(i) * n;
-    float* Ai = A + std::size_t(i) * n;
-    float m = Si[lo];
-    for (int j = lo + 1; j <= hi; ++j) m = std::max(m, Si[j]);
-    simd::f8 zv = {};
-    float tail[8];
-    int j = lo;
-    for (; j + 8 <= hi + 1; j += 8) {
-      const simd::f8 e = simd::exp_nonpositive(simd::load(Si + j) - m);
-      std::memcpy(Ai + j, &e, sizeof e);
-      zv += e;
-    }
-    if (j <= hi) {
-      const simd::f8 e = simd::exp_nonpositive(simd::load(Si + j) - m);
-      std::memcpy(tail, &e, sizeof e);
-      for (int lane = 0; j + lane <= hi; ++lane) {
-        Ai[j + lane] = tail[lane];
-        zv[lane] += tail[lane];
-      }
-    }
-    const float inv_z = 1.0f / simd::hsum(zv);
-    for (int jj = lo; jj <= hi; ++jj) Ai[jj] *= inv_z;
-  }
-}
-
 // X' = A Y + gamma X (MODEL.md section 2; gamma = residual strength).
 [[gnu::always_inline]] inline void mix(const KernelArgs& k, const float* A, const float* y, const float* x, float* xn) {
   for (int i = 0; i < k.n; ++i)
@@ -218,56 +120,19 @@ namespace {
                         xn + std::size_t(i) * k.d);
 }
 
-// Norms (Chi et al.'s variance signal) and cosine similarities (Zuo et al.) of the layer's
-// output, MODEL.md section 3: lower triangle of C, cos(x, x) = 1.
-[[gnu::always_inline]] inline void output_cosines(const KernelArgs& k, const float* xn, float* inv_norm, float* C) {
-  const int n = k.n, d = k.d;
-  for (int i = 0; i < n; ++i) {
-    const float* oi = xn + std::size_t(i) * d;
-    const float ss = dot(oi, oi, d);
-    inv_norm[i] = ss > 0.0f ? 1.0f / std::sqrt(ss) : 0.0f;
-  }
-  for (int i = 0; i < n; ++i) {
-    float* Ci = C + std::size_t(i) * n;
-    if (i > 0) dot_row(xn + std::size_t(i) * d, xn, d, 0, i - 1, inv_norm[i], Ci);
-    for (int j = 0; j < i; ++j) Ci[j] *= inv_norm[j];
-    Ci[i] = inv_norm[i] > 0.0f ? 1.0f : 0.0f;
-  }
-}
-
 struct SampleMetrics {
-  double recency, recency_ties, adjacency, adjacency_ties;
+  kernel::Proportion recency, adjacency, norm_adjacency;
 };
 
-// MODEL.md section 4, one sample. Recency probability (LN-recency Sec. 3): over triples
-// i > k > j of unmasked keys, the fraction with S_ik > S_ij, ties 1/2. Adjacency score (Zuo et
-// al. Sec. 4.1, App. A): over rows k >= 2 of C and pairs i < j < k (diagonal left out), the
-// fraction with C_ki < C_kj, ties 1/2, averaged over rows. NaN where no comparison exists.
-[[gnu::always_inline]] inline SampleMetrics sample_metrics(const KernelArgs& k, const float* S, const float* C) {
+// MODEL.md sections 4 and 7, one sample: recency probability of S, adjacency score of the cosine
+// matrix C, and norm adjacency of the output norms ||x_i|| (into `norms`, 8 floats of slack).
+[[gnu::always_inline]] inline SampleMetrics sample_metrics(const KernelArgs& k, const float* S, const float* C,
+                                                           const float* inv_norm, float* norms) {
   const int n = k.n;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  SampleMetrics m{nan, nan, nan, nan};
-  if (k.triples > 0) {
-    PairCounts total;
-    for (int i = 0; i < n; ++i) {
-      const PairCounts c = ordered_pairs(S + std::size_t(i) * n, k.lo[i], i);
-      total.wins += c.wins;
-      total.ties += c.ties;
-    }
-    m.recency = 0.5 * static_cast<double>(total.half_units()) / static_cast<double>(k.triples);
-    m.recency_ties = static_cast<double>(total.ties) / static_cast<double>(k.triples);
-  }
-  if (n >= 3) {
-    double row_sum = 0.0, tie_sum = 0.0;
-    for (int r = 2; r < n; ++r) {
-      const PairCounts c = ordered_pairs(C + std::size_t(r) * n, 0, r);
-      const double pairs = 0.5 * static_cast<double>(r) * (r - 1);
-      row_sum += 0.5 * static_cast<double>(c.half_units()) / pairs;
-      tie_sum += static_cast<double>(c.ties) / pairs;
-    }
-    m.adjacency = row_sum / (n - 2);
-    m.adjacency_ties = tie_sum / (n - 2);
-  }
+  SampleMetrics m;
+  m.recency = kernel::recency_of(n, k.lo, k.triples, S);
+  m.adjacency = kernel::adjacency_of(n, [&](int r) { return C + std::size_t(r) * n; });
+  m.norm_adjacency = kernel::norm_adjacency_of(n, inv_norm, norms);
   return m;
 }
 
@@ -279,39 +144,19 @@ struct SampleMetrics {
   const AccumLayout& L = *k.layout;
   double* sum = sums.sum.data();
   double* sq = sums.sumsq.data();
-  for (int i = 0; i < n; ++i) {
-    const std::size_t os = L.score(l) + std::size_t(i) * n, oa = L.weight(l) + std::size_t(i) * n;
-    const std::size_t oc = L.cosine(l) + std::size_t(i) * n;
-    const float* Si = S + std::size_t(i) * n;
-    const float* Ai = A + std::size_t(i) * n;
-    const float* Ci = C + std::size_t(i) * n;
-    for (int j = k.lo[i]; j <= k.hi[i]; ++j) {
-      const double sv = Si[j], av = Ai[j];
-      sum[os + j] += sv;
-      sq[os + j] += sv * sv;
-      sum[oa + j] += av;
-      sq[oa + j] += av * av;
-    }
-    for (int j = 0; j <= i; ++j) {
-      const double cv = Ci[j];
-      sum[oc + j] += cv;
-      sq[oc + j] += cv * cv;
-    }
-    const double norm_i = inv_norm[i] > 0.0f ? 1.0 / inv_norm[i] : 0.0;
-    sum[L.norm(l) + i] += norm_i;
-    sq[L.norm(l) + i] += norm_i * norm_i;
-  }
-  auto add = [&](std::size_t at, double v) {
-    sum[at] += v;
-    sq[at] += v * v;
-  };
+  kernel::add_masked_map(sum, sq, L.score(l), n, k.lo, k.hi, S);
+  kernel::add_masked_map(sum, sq, L.weight(l), n, k.lo, k.hi, A);
+  kernel::add_lower(sum, sq, L.cosine(l), n, C);
+  kernel::add_norms(sum, sq, L.norm(l), n, inv_norm);
   if (k.triples > 0) {
-    add(L.recency(l), m.recency);
-    add(L.recency_ties(l), m.recency_ties);
+    kernel::add_value(sum, sq, L.recency(l), m.recency.value);
+    kernel::add_value(sum, sq, L.recency_ties(l), m.recency.ties);
   }
   if (n >= 3) {
-    add(L.adjacency(l), m.adjacency);
-    add(L.adjacency_ties(l), m.adjacency_ties);
+    kernel::add_value(sum, sq, L.adjacency(l), m.adjacency.value);
+    kernel::add_value(sum, sq, L.adjacency_ties(l), m.adjacency.ties);
+    kernel::add_value(sum, sq, L.norm_adjacency(l), m.norm_adjacency.value);
+    kernel::add_value(sum, sq, L.norm_adjacency_ties(l), m.norm_adjacency.ties);
   }
 }
 
@@ -327,10 +172,11 @@ void record_layer(const KernelArgs& k, const float* y, const float* xn, const fl
       lt.scores[i * n + j] = S[i * n + j];
       lt.weights[i * n + j] = A[i * n + j];
     }
-  lt.recency = m.recency;
-  lt.recency_ties = m.recency_ties;
-  lt.adjacency = m.adjacency;
-  lt.adjacency_ties = m.adjacency_ties;
+  lt.recency = m.recency.value;
+  lt.recency_ties = m.recency.ties;
+  lt.adjacency = m.adjacency.value;
+  lt.adjacency_ties = m.adjacency.ties;
+  lt.norm_adjacency = m.norm_adjacency.value;
 }
 
 #if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
@@ -356,17 +202,17 @@ bool run_samples(const KernelArgs& k, Simulator::Work& w, BlockStream& rng, std:
       float* x = w.x.data();
       float* xn = w.xn.data();
       float* y = w.y.data();
-      for (int i = 0; i < n; ++i) normalize_row(k.norm, x + std::size_t(i) * d, y + std::size_t(i) * d, d);  // Y = Norm(X)
+      for (int i = 0; i < n; ++i) kernel::normalize_row(k.norm, x + std::size_t(i) * d, y + std::size_t(i) * d, d, kNormEps);  // Y = Norm(X)
       const float* q = y;
       if (k.rope) {
         rotate(k, y, w.q.data());
         q = w.q.data();
       }
       scores(k, q, w.s.data());
-      softmax(k, w.s.data(), w.a.data());
+      kernel::softmax(n, k.lo, k.hi, w.s.data(), w.a.data());
       mix(k, w.a.data(), y, x, xn);
-      output_cosines(k, xn, w.inv_norm.data(), w.c.data());
-      const SampleMetrics m = sample_metrics(k, w.s.data(), w.c.data());
+      kernel::output_cosines(n, d, xn, w.inv_norm.data(), w.c.data());
+      const SampleMetrics m = sample_metrics(k, w.s.data(), w.c.data(), w.inv_norm.data(), w.norms.data());
       if (sums) accumulate(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
       if (record) record_layer(k, y, xn, w.s.data(), w.a.data(), m, trace->layers[l]);
       std::swap(w.x, w.xn);
@@ -406,7 +252,12 @@ std::int64_t samples_per_block(const Settings& s) {
 }
 
 Simulator::Simulator(const Settings& s)
-    : s_(s), layout_(s.n, s.layers), keys_(key_ranges(s)), work_(std::make_unique<Work>(s.n, s.d)) {
+    : s_(s), layout_(accum_layout(s)), keys_(key_ranges(s)) {
+  if (s.random_weights()) {
+    random_weights_ = std::make_unique<RandomWeightsModel>(s_, keys_, layout_);
+    return;
+  }
+  work_ = std::make_unique<Work>(s.n, s.d);
   if (s.rope()) {
     // RoPE (Su et al.): pair (2p, 2p+1) of token i turns by i * theta^(-2p/d).
     const int n = s.n, half = s.d / 2;
@@ -422,6 +273,8 @@ Simulator::Simulator(const Settings& s)
 }
 
 Simulator::~Simulator() = default;
+
+const Network* Simulator::network() const { return random_weights_ ? random_weights_->network() : nullptr; }
 
 namespace {
 KernelArgs make_args(const Settings& s, const KeyRanges& keys, const std::vector<float>& rc,
@@ -454,6 +307,7 @@ bool Simulator::simulate_block(std::uint64_t block, std::int64_t count, BlockSum
                                const std::atomic<bool>* cancel) {
   sums.reset();
   BlockStream rng(s_.seed, block);
+  if (random_weights_) return random_weights_->run(rng, count, &sums, nullptr, cancel);
   const KernelArgs k = make_args(s_, keys_, rope_cos_, rope_sin_, layout_);
   return run_samples(k, *work_, rng, count, &sums, nullptr, cancel);
 }
@@ -462,6 +316,10 @@ SampleTrace Simulator::trace_sample(std::uint64_t block, std::int64_t index) {
   SampleTrace trace;
   trace.layers.resize(s_.layers);
   BlockStream rng(s_.seed, block);
+  if (random_weights_) {
+    random_weights_->run(rng, index + 1, nullptr, &trace, nullptr);
+    return trace;
+  }
   const KernelArgs k = make_args(s_, keys_, rope_cos_, rope_sin_, layout_);
   run_samples(k, *work_, rng, index + 1, nullptr, &trace, nullptr);
   return trace;

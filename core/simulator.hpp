@@ -12,6 +12,9 @@
 
 namespace maskscope {
 
+struct Network;
+class RandomWeightsModel;
+
 // Every intermediate of one sample, for tests and inspection (row-major, NaN where masked).
 struct LayerTrace {
   std::vector<float> normalized;  // Y = Norm(X), n x d
@@ -22,9 +25,14 @@ struct LayerTrace {
   double recency_ties = 0;        // fraction of its comparisons that were ties (NaN if no triple)
   double adjacency = 0;           // this sample's adjacency score, ties 1/2 (NaN if n < 3)
   double adjacency_ties = 0;      // fraction of its comparisons that were ties (NaN if n < 3)
+  double norm_adjacency = 0;      // adjacency of the output norms (MODEL.md section 7; NaN if n < 3)
+  std::vector<std::vector<float>> head_scores;  // random_weights: each head's S (scores is their mean)
 };
 struct SampleTrace {
-  std::vector<float> input;  // X^(0), n x d
+  std::vector<float> input;  // X^(0), n x d (random_weights: the embeddings E[t_i])
+  std::vector<std::int64_t> tokens;       // random_weights: the token ids t_i
+  double embedding_adjacency = 0;         // random_weights: layer 0's adjacency and norm adjacency
+  double embedding_norm_adjacency = 0;
   std::vector<LayerTrace> layers;
 };
 
@@ -60,6 +68,9 @@ class Simulator {
   // Number of (i, k, j) triples the recency probability counts per sample.
   std::int64_t recency_triples() const { return keys_.recency_triples; }
 
+  // The drawn network of random_weights with fixed weights; nullptr otherwise.
+  const Network* network() const;
+
   struct Work;  // per-simulator scratch buffers (opaque)
 
  private:
@@ -67,7 +78,8 @@ class Simulator {
   AccumLayout layout_;
   KeyRanges keys_;
   std::vector<float> rope_cos_, rope_sin_;  // n x d/2
-  std::unique_ptr<Work> work_;
+  std::unique_ptr<Work> work_;                          // parameter_free
+  std::unique_ptr<RandomWeightsModel> random_weights_;  // random_weights
 };
 
 }  // namespace maskscope

@@ -9,57 +9,112 @@
 
 namespace maskscope {
 
-Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys) {
+namespace {
+
+// Mean and standard error of an n x n map's unmasked entries (NaN elsewhere).
+void masked_map(const RunMoments& m, std::size_t at, int n, const KeyRanges& keys, std::vector<double>& mean,
+                std::vector<double>& se) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
+  mean.assign(std::size_t(n) * n, nan);
+  se.assign(std::size_t(n) * n, nan);
+  if (m.count == 0) return;
+  for (int i = 0; i < n; ++i)
+    for (int j = keys.lo[i]; j <= keys.hi[i]; ++j) {
+      const std::size_t e = std::size_t(i) * n + j;
+      mean[e] = m.mean[at + e];
+      se[e] = m.standard_error(at + e);
+    }
+}
+
+struct Metric {
+  double mean, se, ties;
+};
+Metric metric(const RunMoments& m, bool present, std::size_t at, std::size_t ties_at) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (!present || m.count == 0) return {nan, nan, nan};
+  return {m.mean[at], m.standard_error(at), m.mean[ties_at]};
+}
+
+// Cosines, norms, adjacency and norm adjacency of block l's hidden states.
+void hidden_stats(const RunMoments& m, const AccumLayout& L, int l, const KeyRanges& keys, LayerStats& out) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const int n = L.n;
+  const std::size_t nn = std::size_t(n) * n;
+  out.cosine_mean.assign(nn, nan);
+  out.cosine_se.assign(nn, nan);
+  out.norm_mean.assign(n, nan);
+  out.norm_se.assign(n, nan);
+  if (m.count > 0)
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j <= i; ++j) {
+        const std::size_t e = std::size_t(i) * n + j, t = std::size_t(j) * n + i;
+        out.cosine_mean[e] = out.cosine_mean[t] = m.mean[L.cosine(l) + e];
+        out.cosine_se[e] = out.cosine_se[t] = m.standard_error(L.cosine(l) + e);
+      }
+      out.norm_mean[i] = m.mean[L.norm(l) + i];
+      out.norm_se[i] = m.standard_error(L.norm(l) + i);
+    }
+  const bool has_adj = keys.adjacency_rows > 0;
+  const Metric adj = metric(m, has_adj, L.adjacency(l), L.adjacency_ties(l));
+  out.adjacency = adj.mean;
+  out.adjacency_se = adj.se;
+  out.adjacency_ties = adj.ties;
+  const Metric nadj = metric(m, has_adj, L.norm_adjacency(l), L.norm_adjacency_ties(l));
+  out.norm_adjacency = nadj.mean;
+  out.norm_adjacency_se = nadj.se;
+  out.norm_adjacency_ties = nadj.ties;
+}
+
+}  // namespace
+
+Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys) {
   const int n = s.n;
-  const AccumLayout L(n, s.layers);
+  const AccumLayout L = accum_layout(s);
   Snapshot snap;
   snap.settings = s;
   snap.samples_done = m.count;
   snap.layers.resize(s.layers);
-  const std::size_t nn = std::size_t(n) * n;
-  const std::vector<int>& key_lo = keys.lo;
-  const std::vector<int>& key_hi = keys.hi;
+  const bool has_rp = keys.recency_triples > 0;
   for (int l = 0; l < s.layers; ++l) {
     LayerStats& out = snap.layers[l];
     out.layer = l + 1;
-    out.score_mean.assign(nn, nan);
-    out.score_se.assign(nn, nan);
-    out.weight_mean.assign(nn, nan);
-    out.weight_se.assign(nn, nan);
-    out.cosine_mean.assign(nn, nan);
-    out.cosine_se.assign(nn, nan);
-    out.norm_mean.assign(n, nan);
-    out.norm_se.assign(n, nan);
-    if (m.count > 0) {
-      for (int i = 0; i < n; ++i) {
-        for (int j = key_lo[i]; j <= key_hi[i]; ++j) {
-          const std::size_t e = std::size_t(i) * n + j;
-          out.score_mean[e] = m.mean[L.score(l) + e];
-          out.score_se[e] = m.standard_error(L.score(l) + e);
-          out.weight_mean[e] = m.mean[L.weight(l) + e];
-          out.weight_se[e] = m.standard_error(L.weight(l) + e);
+    masked_map(m, L.score(l), n, keys, out.score_mean, out.score_se);
+    masked_map(m, L.weight(l), n, keys, out.weight_mean, out.weight_se);
+    hidden_stats(m, L, l, keys, out);
+    const Metric rp = metric(m, has_rp, L.recency(l), L.recency_ties(l));
+    out.recency = rp.mean;
+    out.recency_se = rp.se;
+    out.recency_ties = rp.ties;
+    if (s.random_weights()) {
+      out.heads.resize(s.heads);
+      for (int h = 0; h < s.heads; ++h) {
+        HeadStats& hs = out.heads[h];
+        if (s.heads == 1) {
+          hs.score_mean = out.score_mean;
+          hs.score_se = out.score_se;
+          hs.weight_mean = out.weight_mean;
+          hs.weight_se = out.weight_se;
+        } else {
+          masked_map(m, L.head_score(l, h), n, keys, hs.score_mean, hs.score_se);
+          masked_map(m, L.head_weight(l, h), n, keys, hs.weight_mean, hs.weight_se);
         }
-        for (int j = 0; j <= i; ++j) {
-          const std::size_t e = std::size_t(i) * n + j, t = std::size_t(j) * n + i;
-          out.cosine_mean[e] = out.cosine_mean[t] = m.mean[L.cosine(l) + e];
-          out.cosine_se[e] = out.cosine_se[t] = m.standard_error(L.cosine(l) + e);
-        }
-        out.norm_mean[i] = m.mean[L.norm(l) + i];
-        out.norm_se[i] = m.standard_error(L.norm(l) + i);
+        const Metric hrp = metric(m, has_rp, L.head_recency(l, h), L.head_recency_ties(l, h));
+        hs.recency = hrp.mean;
+        hs.recency_se = hrp.se;
+        hs.recency_ties = hrp.ties;
       }
     }
-    const bool has_rp = keys.recency_triples > 0 && m.count > 0;
-    out.recency = has_rp ? m.mean[L.recency(l)] : nan;
-    out.recency_se = has_rp ? m.standard_error(L.recency(l)) : nan;
-    out.recency_ties = has_rp ? m.mean[L.recency_ties(l)] : nan;
-    const bool has_adj = keys.adjacency_rows > 0 && m.count > 0;
-    out.adjacency = has_adj ? m.mean[L.adjacency(l)] : nan;
-    out.adjacency_se = has_adj ? m.standard_error(L.adjacency(l)) : nan;
-    out.adjacency_ties = has_adj ? m.mean[L.adjacency_ties(l)] : nan;
     out.score_diag_normalized = diagonal_normalized(out.score_mean, n);
     out.score_diag_q01 = quantile(out.score_diag_normalized, 0.01);
     out.score_diag_q99 = quantile(out.score_diag_normalized, 0.99);
+  }
+  if (L.embeddings) {
+    snap.embeddings.resize(1);
+    LayerStats& e = snap.embeddings[0];
+    e.layer = 0;
+    hidden_stats(m, L, L.embedding_block(), keys, e);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    e.recency = e.recency_se = e.recency_ties = nan;
   }
   return snap;
 }

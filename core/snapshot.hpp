@@ -11,8 +11,15 @@
 
 namespace maskscope {
 
+// One head of a random-weight layer (MODEL.md section 7).
+struct HeadStats {
+  std::vector<double> score_mean, score_se;    // n x n, NaN where masked
+  std::vector<double> weight_mean, weight_se;
+  double recency = 0, recency_se = 0, recency_ties = 0;
+};
+
 struct LayerStats {
-  int layer = 0;  // 1-based
+  int layer = 0;  // 1-based; 0 for the embeddings of the random-weight family
   // n x n row-major; NaN marks masked entries (scores, weights) or the unused upper triangle's mirror.
   std::vector<double> score_mean, score_se;
   std::vector<double> weight_mean, weight_se;
@@ -22,6 +29,9 @@ struct LayerStats {
   double recency_ties = 0;                     // mean fraction of RP's comparisons that were ties
   double adjacency = 0, adjacency_se = 0;      // ties 1/2, diagonal left out; NaN when n < 3
   double adjacency_ties = 0;                   // mean fraction of adjacency's comparisons that were ties
+  double norm_adjacency = 0, norm_adjacency_se = 0;  // adjacency of the norms (MODEL.md section 7); NaN when n < 3
+  double norm_adjacency_ties = 0;
+  std::vector<HeadStats> heads;                // random_weights: one per head (the maps above are their mean)
   std::vector<double> score_diag_normalized;   // n x n, NaN where masked
   double score_diag_q01 = 0, score_diag_q99 = 0;
 };
@@ -34,6 +44,8 @@ struct Snapshot {
   bool finished = false;   // reached settings.samples
   bool cancelled = false;  // stopped early; the numbers cover samples_done samples
   std::vector<LayerStats> layers;
+  // random_weights: layer 0, the embeddings (cosines, norms, adjacency; no scores). Empty otherwise.
+  std::vector<LayerStats> embeddings;
 
   std::int64_t samples_target() const { return settings.samples; }
 };

@@ -31,22 +31,36 @@ constexpr int kExitInvalid = 2;
 
 // Every setting flag is read as text and converted by the core's one strict conversion
 // (setting_from_text), so every bad flag is reported at once, with its valid range.
+// Which model family (MODEL.md section 7) a flag belongs to: a flag of the other family is refused.
+enum class Family { both, parameter_free, random_weights };
 struct SettingFlag {
   const char* flag;  // as typed, without "--"
   const char* key;   // the setting's JSON / --set name
   const char* help;
+  Family family = Family::both;
 };
 constexpr SettingFlag kSettingFlags[] = {
+    {"model", "model", "model family: parameter_free | random_weights (MODEL.md section 7)"},
     {"n", "n", "tokens per sequence [1, 512]"},
-    {"d", "d", "hidden width [1, 65536]"},
+    {"d", "d", "hidden width [1, 65536]; random_weights [1, 4096]"},
     {"layers", "layers", "layers L [1, 16]"},
-    {"alpha", "alpha", "input anisotropy [0, 1]"},
+    {"alpha", "alpha", "input anisotropy [0, 1]", Family::parameter_free},
     {"norm", "norm", "none | l2 | layernorm | rmsnorm"},
-    {"scale", "scale", "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)"},
-    {"gamma", "gamma", "residual strength [0, 1]"},
+    {"scale", "scale", "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)", Family::parameter_free},
+    {"gamma", "gamma", "residual strength [0, 1] (random_weights: default 1)"},
     {"rope", "rope", "RoPE base theta; 0 = off, else [1, 1e9]"},
     {"mask", "mask", "causal | bidirectional | window:W"},
-    {"unit-input", "unit_input", "rescale inputs to unit norm (0 | 1)"},
+    {"unit-input", "unit_input", "rescale inputs to unit norm (0 | 1)", Family::parameter_free},
+    {"heads", "heads", "attention heads H [1, 64]; d divisible by H", Family::random_weights},
+    {"vocab", "vocab", "vocabulary size V [1, 1e9]", Family::random_weights},
+    {"mlp", "mlp", "GELU MLP of width 4d in every block (0 | 1)", Family::random_weights},
+    {"init-mean", "init_mean", "mean of every initial weight [-100, 100]", Family::random_weights},
+    {"init-std", "init_std", "std of the initial weights [0, 100]; W_O, W_2 get std / sqrt(2 L)",
+     Family::random_weights},
+    {"embed-std", "embed_std", "std of the embedding table [0, 100] (default: init-std)", Family::random_weights},
+    {"weights", "weights", "per_sample (a new network every sample) | fixed (one network from --weight-seed)",
+     Family::random_weights},
+    {"weight-seed", "weight_seed", "seed of the fixed network [0, 2^64 - 1]", Family::random_weights},
     {"samples", "samples", "Monte Carlo samples [1, 1e12]"},
     {"seed", "seed", "random seed [0, 2^64 - 1]"},
     {"threads", "threads", "worker threads [0, 256]; 0 = all cores"},
@@ -64,8 +78,8 @@ void add_setting_flags(CLI::App& cmd, RunFlags& f) {
   for (const SettingFlag& sf : kSettingFlags) {
     const nlohmann::json& d = defaults.at(sf.key);
     const std::string shown = d.is_string() ? d.get<std::string>() : d.is_boolean() ? (d.get<bool>() ? "1" : "0") : d.dump();
-    cmd.add_option(std::string("--") + sf.flag, f.text[sf.flag], std::string(sf.help) + " (default " + shown + ")")
-        ->allow_extra_args(false);
+    const std::string help = d.is_null() ? sf.help : std::string(sf.help) + " (default " + shown + ")";
+    cmd.add_option(std::string("--") + sf.flag, f.text[sf.flag], help)->allow_extra_args(false);
   }
 }
 
@@ -88,8 +102,18 @@ std::vector<ms::SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) 
     if (cmd.count(std::string("--") + sf.flag) == 0) continue;
     convert_flag(errors, sf.flag, [&] { ms::setting_from_text(sf.key, f.text[sf.flag], f.s); }, sf.key);
   }
+  // A flag of the other family would be silently ignored: refuse it instead.
+  const Family family = f.s.random_weights() ? Family::random_weights : Family::parameter_free;
+  for (const SettingFlag& sf : kSettingFlags)
+    if (sf.family != Family::both && sf.family != family && cmd.count(std::string("--") + sf.flag) > 0)
+      errors.push_back({sf.flag, std::string("applies to --model ") +
+                                     (sf.family == Family::random_weights ? "random_weights" : "parameter_free") +
+                                     " only (this run is --model " + std::string(ms::to_string(f.s.model)) + ")"});
+  // The random-weight family's residual strength defaults to 1 (a GPT-2 block), MODEL.md section 7.
+  if (f.s.random_weights() && cmd.count("--gamma") == 0) f.s.gamma = 1.0;
   for (auto& e : ms::validate(f.s)) {
-    if (e.setting == "unit_input") e.setting = "unit-input";
+    for (char& c : e.setting)
+      if (c == '_') c = '-';  // the flag's spelling: unit_input -> --unit-input
     errors.push_back(std::move(e));
   }
   return errors;
@@ -125,9 +149,11 @@ int cmd_run(RunFlags& f, const CLI::App& cmd) {
     while (threads > 1 && ms::estimate_cost(f.s, threads).memory_bytes > available * 8 / 10) --threads;
     const ms::RunCost cost = ms::estimate_cost(f.s, threads);
     if (cost.memory_bytes > available * 8 / 10) {
-      errors.push_back({"n", "n = " + std::to_string(f.s.n) + ", layers = " + std::to_string(f.s.layers) + " needs about " +
-                                 ms::bytes_text(cost.memory_bytes) + " even with 1 thread; this machine has " +
-                                 ms::bytes_text(available) + " available. Lower n or layers."});
+      const bool net = ms::network_bytes(f.s) > 0;
+      errors.push_back({"n", "n = " + std::to_string(f.s.n) + ", layers = " + std::to_string(f.s.layers) +
+                                 (net ? ", d = " + std::to_string(f.s.d) + ", vocab = " + std::to_string(f.s.vocab) : "") +
+                                 " needs about " + ms::bytes_text(cost.memory_bytes) + " even with 1 thread; this machine has " +
+                                 ms::bytes_text(available) + " available. Lower " + (net ? "d, vocab, " : "") + "n or layers."});
       return report_invalid(errors);
     }
     if (threads < wanted) {
@@ -246,7 +272,8 @@ struct BenchFlags {
   double seconds = 3.0;
 };
 
-// Samples/s of the two reference configurations of issue 2, all metrics on.
+// Samples/s of the reference configurations (issue 2's two, and the random-weight network at the
+// papers' setting with per-sample and fixed weights), all metrics on.
 int cmd_bench(BenchFlags& b) {
   std::vector<ms::SettingError> errors;
   convert_flag(errors, "threads", [&] {
@@ -266,8 +293,15 @@ int cmd_bench(BenchFlags& b) {
   ms::Settings c;  // n 50, d 64, L 4, l2, gamma 1, alpha 0.2 (Behind RoPE)
   c.n = 50; c.d = 64; c.layers = 4; c.norm = ms::Norm::l2; c.scale = ms::Scale::one; c.gamma = 1.0;
   c.alpha = 0.2; c.unit_input = true;
+  // Zuo et al.'s setting (MODEL.md section 7): L 6, d 384, H 6, n 22, MLP, mu 0, sigma 0.02.
+  ms::Settings z;
+  z.model = ms::Model::random_weights;
+  z.n = 22; z.d = 384; z.heads = 6; z.layers = 6; z.gamma = 1.0;
+  ms::Settings zf = z;
+  zf.weights = ms::WeightsMode::fixed;
   nlohmann::json results = nlohmann::json::array();
-  for (Case k : {Case{"n10_d64_L4_layernorm_alpha0.5", a}, Case{"n50_d64_L4_l2_gamma1_alpha0.2", c}}) {
+  for (Case k : {Case{"n10_d64_L4_layernorm_alpha0.5", a}, Case{"n50_d64_L4_l2_gamma1_alpha0.2", c},
+                 Case{"random_weights_n22_d384_H6_L6_per_sample", z}, Case{"random_weights_n22_d384_H6_L6_fixed", zf}}) {
     k.s.threads = b.threads;
     k.s.samples = ms::Limits::samples_max;
     ms::Run run(k.s);
@@ -275,7 +309,7 @@ int cmd_bench(BenchFlags& b) {
     run.cancel();
     run.wait();
     auto snap = run.snapshot();
-    std::printf("%-34s %12.0f samples/s  (%lld samples in %.2f s, %d threads)\n", k.name, snap->samples_per_s,
+    std::printf("%-42s %12.0f samples/s  (%lld samples in %.2f s, %d threads)\n", k.name, snap->samples_per_s,
                 static_cast<long long>(snap->samples_done), snap->elapsed_s, ms::resolved_threads(k.s));
     results.push_back({{"config", k.name}, {"samples_per_s", snap->samples_per_s},
                        {"threads", ms::resolved_threads(k.s)}});

@@ -125,6 +125,70 @@ TEST_CASE("every invalid flag: exit code 2, the flag named, no output file") {
   CHECK(cli("").code == 2);
 }
 
+TEST_CASE("random_weights: the JSON contract of MODEL.md section 7") {
+  const std::string path = work("random_weights.json");
+  fs::remove(path);
+  const Result r = cli("run --model random_weights --n 8 --d 24 --layers 2 --heads 3 --vocab 16 --mlp 1 --init-mean 0 "
+                       "--init-std 0.02 --embed-std 0.05 --weights per_sample --weight-seed 1 --samples 400 --seed 3 "
+                       "--threads 2 --quiet --out " + path);
+  REQUIRE(r.code == 0);
+  std::ifstream is(path);
+  const auto j = nlohmann::json::parse(is);
+  CHECK(j["config"]["model"] == "random_weights");
+  CHECK(j["config"]["gamma"] == 1.0);  // the family's default
+  CHECK(j["config"]["embed_std"] == 0.05);
+  REQUIRE(j["layers"].size() == 2);
+  for (const auto& L : j["layers"]) {
+    for (const char* key : {"adjacency", "adjacency_se", "norm_adjacency", "norm_adjacency_se", "rp", "rp_se"})
+      CHECK(L[key].is_number());
+    REQUIRE(L["heads"].size() == 3);
+    double mean = 0;
+    for (const auto& h : L["heads"]) mean += h["rp"].get<double>() / 3;
+    CHECK(L["rp"].get<double>() == doctest::Approx(mean).epsilon(1e-12));
+  }
+  const auto& e = j["embeddings"];
+  for (const char* key : {"adjacency", "adjacency_se", "norm_adjacency", "norm_adjacency_se"}) CHECK(e[key].is_number());
+  CHECK(e["cosine_mean"].size() == 8);
+  CHECK(e["cosine_mean"][3][3] == 1.0);
+  CHECK(e["norm_mean"].size() == 8);
+  // The embeddings' norms: sigma sqrt(d) on average (0.05 * sqrt(24) = 0.245), within 5%.
+  CHECK(e["norm_mean"][0].get<double>() == doctest::Approx(0.05 * std::sqrt(24.0)).epsilon(0.05));
+
+  // parameter_free keeps its output: no heads, no embeddings.
+  const Result p = cli("run --n 5 --d 8 --layers 1 --samples 10 --quiet --out " + path);
+  REQUIRE(p.code == 0);
+  std::ifstream ip(path);
+  const auto jp = nlohmann::json::parse(ip);
+  CHECK_FALSE(jp.contains("embeddings"));
+  CHECK_FALSE(jp["layers"][0].contains("heads"));
+  CHECK(jp["config"]["gamma"] == 0.0);
+}
+
+TEST_CASE("random_weights: every invalid flag or combination exits 2 naming the flag") {
+  const std::string path = work("never.json");
+  const std::string rw = "--model random_weights ";
+  const std::pair<std::string, const char*> cases[] = {
+      {rw + "--d 30 --heads 4", "--heads"},          {rw + "--heads 0", "--heads"},
+      {rw + "--heads 65", "--heads"},                {rw + "--vocab 0", "--vocab"},
+      {rw + "--init-std -0.1", "--init-std"},        {rw + "--embed-std -1", "--embed-std"},
+      {rw + "--init-mean 1e9", "--init-mean"},       {rw + "--weights sometimes", "--weights"},
+      {rw + "--mlp 2", "--mlp"},                     {rw + "--d 8192", "--d"},
+      {rw + "--d 30 --heads 6 --rope 10000", "--rope"}, {rw + "--weight-seed -1", "--weight-seed"},
+      {rw + "--alpha 0.5", "--alpha"},               {rw + "--scale one", "--scale"},
+      {rw + "--unit-input 1", "--unit-input"},       {"--model bogus", "--model"},
+      {"--heads 2", "--heads"},                      {"--vocab 8", "--vocab"},
+      {"--init-std 0.1", "--init-std"},              {"--weights fixed", "--weights"},
+  };
+  for (const auto& [args, flag] : cases) {
+    fs::remove(path);
+    INFO(args);
+    const Result r = cli("run --quiet --samples 10 " + args + " --out " + path);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(flag) != std::string::npos);
+    CHECK_FALSE(fs::exists(path));
+  }
+}
+
 TEST_CASE("issue 9's parsing table: decimal only, empty is an error, no wrapping, no flag taken as a value") {
   const std::string path = work("never2.json");
   // {arguments, flag that must be named, text the message must contain}
