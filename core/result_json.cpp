@@ -151,7 +151,11 @@ void apply_settings_json(const nlohmann::json& j, Settings& s, const std::string
   for (const auto& [key, value] : j.items())
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
       throw std::runtime_error(where + ": unknown setting '" + key + "'; valid: " + setting_keys_text());
+  const bool was_random_weights = s.random_weights();
   settings_from_json(j, s, where);
+  // Choosing the random-weight family without a residual strength gives it its default, 1 (a GPT-2
+  // block; MODEL.md section 7), as the CLI's --model does.
+  if (s.random_weights() && !was_random_weights && !j.contains("gamma")) s.gamma = 1.0;
   // The window width means nothing without the sliding-window mask, and JSON does not carry it then.
   if (s.mask != MaskKind::window) s.window = Settings{}.window;
 }

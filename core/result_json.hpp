@@ -26,7 +26,8 @@ void setting_from_text(const std::string& key, const std::string& text, Settings
 const std::vector<std::string>& setting_keys();
 std::string setting_keys_text();
 // settings_from_json for a partial settings object from a file or the command line: refuses
-// unknown keys, and names `where` (e.g. "figure.rows[2].set") in every error.
+// unknown keys, and names `where` (e.g. "figure.rows[2].set") in every error. Switching to the
+// random-weight family without a "gamma" key sets gamma to its default 1.
 void apply_settings_json(const nlohmann::json& j, Settings& s, const std::string& where);
 
 // config, samples, elapsed_s, samples_per_s, layers[...] as documented in the README.

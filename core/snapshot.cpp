@@ -119,4 +119,27 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& 
   return snap;
 }
 
+const LayerStats* layer_stats(const Snapshot& snap, int layer) {
+  if (layer == 0) return snap.embeddings.empty() ? nullptr : &snap.embeddings.front();
+  if (layer < 1 || layer > int(snap.layers.size())) return nullptr;
+  return &snap.layers[std::size_t(layer - 1)];
+}
+
+LayerStats head_view(const LayerStats& l, int head, int n) {
+  LayerStats v = l;
+  if (head < 0 || head >= int(l.heads.size())) return v;
+  const HeadStats& h = l.heads[std::size_t(head)];
+  v.score_mean = h.score_mean;
+  v.score_se = h.score_se;
+  v.weight_mean = h.weight_mean;
+  v.weight_se = h.weight_se;
+  v.recency = h.recency;
+  v.recency_se = h.recency_se;
+  v.recency_ties = h.recency_ties;
+  v.score_diag_normalized = diagonal_normalized(v.score_mean, n);
+  v.score_diag_q01 = quantile(v.score_diag_normalized, 0.01);
+  v.score_diag_q99 = quantile(v.score_diag_normalized, 0.99);
+  return v;
+}
+
 }  // namespace maskscope

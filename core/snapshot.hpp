@@ -53,6 +53,13 @@ struct Snapshot {
 // Means, standard errors and metrics from the merged moments.
 Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys);
 
+// Layer `layer` of a snapshot: 1..L the blocks, 0 the embeddings (random_weights only); nullptr
+// when the snapshot has no such layer.
+const LayerStats* layer_stats(const Snapshot& snap, int layer);
+// `l` as seen through head `head` (0-based): its score and weight maps, diagonal-normalized
+// scores and RP are that head's. head < 0, or a layer without heads: `l` unchanged.
+LayerStats head_view(const LayerStats& l, int head, int n);
+
 // Tie fraction above which a panel is flagged on screen: RP and adjacency then count many
 // comparisons as 1/2 because the representations have collapsed (MODEL.md section 4).
 constexpr double kTieFlagFraction = 0.01;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/metrics.hpp"
+#include "core/strict_number.hpp"
 
 namespace maskscope::gui {
 
@@ -29,8 +30,8 @@ const std::array<std::pair<const char*, Tab>, 5> kTabs = {{{"attention", Tab::at
                                                           {"hofj", Tab::h_of_j},
                                                           {"metrics", Tab::metrics},
                                                           {"figure", Tab::figure}}};
-const std::array<std::pair<const char*, Quantity>, 3> kQuantities = {
-    {{"score", Quantity::score}, {"weight", Quantity::weight}, {"cosine", Quantity::cosine}}};
+const std::array<std::pair<const char*, Quantity>, 4> kQuantities = {
+    {{"score", Quantity::score}, {"weight", Quantity::weight}, {"cosine", Quantity::cosine}, {"norm", Quantity::norm}}};
 const std::array<std::pair<const char*, Transform>, 2> kTransforms = {
     {{"raw", Transform::raw}, {"diagonal_normalized", Transform::diagonal_normalized}}};
 const std::array<std::pair<const char*, RangeMode>, 3> kRangeModes = {
@@ -67,7 +68,15 @@ std::string_view to_string(Quantity q) { return name_of(q, kQuantities); }
 std::string_view to_string(Transform t) { return name_of(t, kTransforms); }
 std::string_view to_string(RangeMode r) { return name_of(r, kRangeModes); }
 RangeMode parse_range_mode(const std::string& text, const std::string& what) { return parse_name(text, what, kRangeModes); }
-std::string_view symbol(Quantity q) { return q == Quantity::score ? "S" : q == Quantity::weight ? "A" : "cos"; }
+std::string_view symbol(Quantity q) {
+  switch (q) {
+    case Quantity::score: return "S";
+    case Quantity::weight: return "A";
+    case Quantity::cosine: return "cos";
+    case Quantity::norm: return "||x||";
+  }
+  return "?";
+}
 
 Tab parse_tab(const std::string& text, const std::string& what) { return parse_name(text, what, kTabs); }
 Quantity parse_quantity(const std::string& text, const std::string& what) { return parse_name(text, what, kQuantities); }
@@ -87,7 +96,8 @@ nlohmann::json view_to_json(const ViewOptions& v) {
           {"range", to_string(v.range)},
           {"grey_noise", v.grey_noise},
           {"shared_range", v.shared_range},
-          {"theme", v.light_theme ? "light" : "dark"}};
+          {"theme", v.light_theme ? "light" : "dark"},
+          {"head", v.head}};
 }
 
 void view_from_json(const nlohmann::json& j, ViewOptions& out) {
@@ -116,27 +126,40 @@ void view_from_json(const nlohmann::json& j, ViewOptions& out) {
     else if (key == "shared_range") v.shared_range = flag("shared_range");
     else if (key == "range") v.range = parse_range_mode(text("range"), "view.range");
     else if (key == "grey_noise") v.grey_noise = flag("grey_noise");
+    else if (key == "head") v.head = int(whole_number("view.head", value, -1, Limits::heads_max - 1));
     else if (key == "theme") {
       const std::string t = text("theme");
       if (t != "dark" && t != "light") throw std::runtime_error("view.theme: '" + t + "'; valid: dark, light");
       v.light_theme = t == "light";
     } else {
       throw std::runtime_error("view: unknown key '" + key +
-                               "'; valid: tab, show, colormap, diverging, hide_diagonal, range, grey_noise, shared_range, theme");
+                               "'; valid: tab, show, colormap, diverging, hide_diagonal, range, grey_noise, shared_range, theme, head");
     }
   }
   out = v;
 }
 
 const std::vector<double>& mean_of(const LayerStats& l, Quantity q) {
-  return q == Quantity::score ? l.score_mean : q == Quantity::weight ? l.weight_mean : l.cosine_mean;
+  switch (q) {
+    case Quantity::score: return l.score_mean;
+    case Quantity::weight: return l.weight_mean;
+    case Quantity::cosine: return l.cosine_mean;
+    case Quantity::norm: return l.norm_mean;
+  }
+  return l.score_mean;
 }
 const std::vector<double>& se_of(const LayerStats& l, Quantity q) {
-  return q == Quantity::score ? l.score_se : q == Quantity::weight ? l.weight_se : l.cosine_se;
+  switch (q) {
+    case Quantity::score: return l.score_se;
+    case Quantity::weight: return l.weight_se;
+    case Quantity::cosine: return l.cosine_se;
+    case Quantity::norm: return l.norm_se;
+  }
+  return l.score_se;
 }
 
 std::vector<double> transformed(const LayerStats& l, Quantity q, Transform t, int n) {
-  if (t == Transform::raw) return mean_of(l, q);
+  if (t == Transform::raw || q == Quantity::norm) return mean_of(l, q);  // norms have no diagonals
   if (q == Quantity::score) return l.score_diag_normalized;
   return diagonal_normalized(mean_of(l, q), n);
 }
@@ -194,14 +217,46 @@ void mark_noise(PanelData& p) {
 }
 
 PanelData build_panel(const Snapshot& snap, std::size_t k, Quantity q, Transform t, const PanelStyle& style) {
-  const int n = snap.settings.n;
-  const LayerStats& l = snap.layers.at(k);
+  return build_panel(snap.layers.at(k), snap.settings.n, q, t, style);
+}
+
+PanelMetric panel_metric(const LayerStats& l, Quantity q) {
+  switch (q) {
+    case Quantity::score:
+    case Quantity::weight: return {"RP", l.recency, l.recency_se, l.recency_ties};
+    case Quantity::cosine: return {"adj", l.adjacency, l.adjacency_se, l.adjacency_ties};
+    case Quantity::norm: return {"norm adj", l.norm_adjacency, l.norm_adjacency_se, l.norm_adjacency_ties};
+  }
+  return {"", kNaN, kNaN, kNaN};
+}
+
+std::vector<int> shown_layers(const Snapshot& snap, Quantity q) {
+  std::vector<int> layers;
+  if (!snap.embeddings.empty() && (q == Quantity::cosine || q == Quantity::norm)) layers.push_back(0);
+  for (const LayerStats& l : snap.layers) layers.push_back(l.layer);
+  return layers;
+}
+
+PanelData build_panel(const LayerStats& l, int n, Quantity q, Transform t, const PanelStyle& style) {
   PanelData p;
   p.layer = l.layer;
   p.n = n;
   p.value = transformed(l, q, t, n);
   p.se = se_of(l, q);
-  p.ties = q == Quantity::cosine ? l.adjacency_ties : l.recency_ties;
+  const PanelMetric m = panel_metric(l, q);
+  p.metric_name = m.name;
+  p.metric = m.value;
+  p.metric_se = m.se;
+  p.ties = m.ties;
+  if (q == Quantity::norm) {  // bars from 0 to the largest norm plus its SE
+    p.norms = true;
+    double top = 0;
+    for (std::size_t i = 0; i < p.value.size(); ++i)
+      if (std::isfinite(p.value[i])) top = std::max(top, p.value[i] + (std::isfinite(p.se[i]) ? p.se[i] : 0.0));
+    p.lo = 0;
+    p.hi = top > 0 ? float(top * 1.05) : 1.0f;
+    return p;
+  }
   const bool centred = t == Transform::diagonal_normalized;
   if (!centred && style.hide_diagonal)
     for (int i = q == Quantity::cosine ? 0 : 1; i < n; ++i) p.value[std::size_t(i) * n + i] = kNaN;
@@ -217,7 +272,12 @@ std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& vie
   const Transform t = view.tab == Tab::diagonal ? Transform::diagonal_normalized : Transform::raw;
   const PanelStyle style{view.hide_diagonal, view.range, view.grey_noise};
   std::vector<PanelData> panels;
-  for (std::size_t k = 0; k < snap.layers.size(); ++k) panels.push_back(build_panel(snap, k, view.quantity, t, style));
+  const bool per_head = view.head >= 0 && (view.quantity == Quantity::score || view.quantity == Quantity::weight);
+  for (int layer : shown_layers(snap, view.quantity)) {
+    const LayerStats& l = *layer_stats(snap, layer);
+    panels.push_back(per_head ? build_panel(head_view(l, view.head, snap.settings.n), snap.settings.n, view.quantity, t, style)
+                              : build_panel(l, snap.settings.n, view.quantity, t, style));
+  }
   if (view.shared_range) {
     std::vector<PanelData*> all;
     for (auto& p : panels) all.push_back(&p);

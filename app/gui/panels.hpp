@@ -14,7 +14,8 @@
 namespace maskscope::gui {
 
 enum class Tab { attention, diagonal, h_of_j, metrics, figure };
-enum class Quantity { score, weight, cosine };
+// norm: the layer's output norms ||x_i|| per position (Chi et al.'s variance signal; Zuo et al. Table 6).
+enum class Quantity { score, weight, cosine, norm };
 enum class Transform { raw, diagonal_normalized };  // Behind RoPE Fig. 4: each diagonal minus its mean
 // How a panel's colour range is chosen. all: min..max of every shown cell; visible: leaves out
 // the diagonal (and so the (0,0) cell, sqrt(d) for LN scores) when it is hidden; robust: the
@@ -32,6 +33,7 @@ struct ViewOptions {
   bool grey_noise = true;     // centred maps: grey where |value| <= 2 SE (noise looks like noise)
   bool shared_range = false;
   bool light_theme = false;
+  int head = -1;              // random_weights: score and weight maps of one head (0-based); -1 the mean of heads
   bool operator==(const ViewOptions&) const = default;
 };
 
@@ -39,7 +41,7 @@ std::string_view to_string(Tab t);
 std::string_view to_string(Quantity q);
 std::string_view to_string(Transform t);
 std::string_view to_string(RangeMode r);
-// Symbol of a quantity in figure titles: S, A or cos.
+// Symbol of a quantity in figure titles: S, A, cos or ||x||.
 std::string_view symbol(Quantity q);
 
 nlohmann::json view_to_json(const ViewOptions& v);
@@ -54,14 +56,17 @@ RangeMode parse_range_mode(const std::string& text, const std::string& what);
 
 // One displayed map: values as shown (NaN = masked or hidden), their standard errors, range.
 struct PanelData {
-  int layer = 0;
+  int layer = 0;  // 1-based; 0 = the embeddings (random_weights)
   int n = 0;
+  bool norms = false;  // value and se hold n norms ||x_i|| (drawn as bars), not an n x n map
   std::vector<double> value, se;
   float lo = 0, hi = 1;
   bool centred = false;               // diverging map, range symmetric about 0
   bool below = false, above = false;  // some shown value lies outside [lo, hi] (clipped)
   std::vector<unsigned char> noise;   // 1 where a centred value is within 2 SE of 0 (greyed)
   double ties = 0;                    // tie fraction of the panel's metric (RP or adjacency)
+  const char* metric_name = "";       // the panel's metric (panel_metric): "RP", "adj", "norm adj"
+  double metric = 0, metric_se = 0;
 };
 
 // Sets p.lo / p.hi (and below / above) from p.value by `mode`; `skip_diagonal` leaves the
@@ -82,6 +87,18 @@ struct PanelStyle {
   bool grey_noise = true;
 };
 PanelData build_panel(const Snapshot& snap, std::size_t k, Quantity q, Transform t, const PanelStyle& style);
+// The same for layer statistics `l` (a block, the embeddings, or a head_view) of a run with n tokens.
+PanelData build_panel(const LayerStats& l, int n, Quantity q, Transform t, const PanelStyle& style);
+// The layers a tab shows: 1..L, and first the embeddings (layer 0) for cosines and norms of the
+// random-weight family (Zuo et al. Fig. 1 starts there).
+std::vector<int> shown_layers(const Snapshot& snap, Quantity q);
+// The metric a panel's badge and a figure's title give: RP for S and A, adjacency for cos, norm
+// adjacency for ||x||; name, value, SE and tie fraction.
+struct PanelMetric {
+  const char* name;
+  double value, se, ties;
+};
+PanelMetric panel_metric(const LayerStats& l, Quantity q);
 // All layers of the current tab.
 std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& view);
 // The largest standard error among the shown (finite) cells of `panels` (0 when none): the status

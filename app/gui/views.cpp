@@ -32,6 +32,7 @@ void Views::refresh_textures() {
   std::vector<float> texels(std::size_t(n) * n);
   for (std::size_t k = 0; k < panels_.size(); ++k) {
     const PanelData& p = panels_[k];
+    if (p.norms) continue;  // bars, no texture
     for (std::size_t e = 0; e < texels.size(); ++e)  // +inf marks noise cells for the shader
       texels[e] = e < p.noise.size() && p.noise[e] ? std::numeric_limits<float>::infinity() : static_cast<float>(p.value[e]);
     renderer_.upload(int(k), texels, n);

@@ -146,11 +146,12 @@ TEST_CASE("every shipped preset is on disk, embedded, and valid") {
     REQUIRE(embedded != nullptr);
     CHECK(*embedded == p);
   }
-  CHECK(on_disk == 8);
-  CHECK(shipped.size() == 8);  // none skipped as broken
+  CHECK(on_disk == 12);
+  CHECK(shipped.size() == 12);  // none skipped as broken
   // MODEL.md section 6 names.
   for (const char* name : {"behind-rope-fig2", "behind-rope-fig4", "behind-rope-fig7", "behind-rope-fig10",
-                           "ln-recency-fig1", "ln-recency-fig2", "ln-recency-fig5", "zuo-adjacency"})
+                           "ln-recency-fig1", "ln-recency-fig2", "ln-recency-fig5", "zuo-fig1", "zuo-table4", "zuo-table5",
+                           "zuo-table6", "zuo-embedding-scale"})
     CHECK_MESSAGE(find_shipped_preset(name) != nullptr, name);
 }
 
@@ -184,7 +185,9 @@ TEST_CASE("a corrupt, truncated or out-of-range preset is refused with a clear e
       {R"({"settings": {"n": "ten"}})", "settings.n: 'ten' is not a number"},
       {R"({"settings": {}, "figure": {"rows": [{"set": {"d": 0}}]}})", "figure.rows[0].set.d: 0 is out of range"},
       {R"({"settings": {}, "figure": {"rows": [{"set": {"colour": 1}}]}})", "figure.rows[0].set: unknown setting 'colour'"},
-      {R"({"settings": {}, "figure": {"layers": [0]}})", "figure.layers"},
+      {R"({"settings": {}, "figure": {"layers": [17]}})", "figure.layers"},
+      {R"({"settings": {}, "figure": {"layers": [0, 1], "rows": [{"show": "cosine"}]}})", "figure.layers: layer 0"},
+      {R"({"settings": {"model": "random_weights"}, "figure": {"rows": [{"show": "norm"}]}})", "figure.rows[0].show"},
       {R"({"settings": {}, "view": {"tab": "nope"}})", "view.tab"},
       {R"({"settings": {}, "export": {"scale": 100}})", "export.scale"},
       // Issue 9: numbers that used to wrap, truncate or overflow are refused with key, value and range.

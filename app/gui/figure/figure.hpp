@@ -19,7 +19,8 @@
 
 namespace maskscope::gui {
 
-enum class FigureKind { heatmaps, h_of_j };
+// table: rows x layers of the rows' metric with its SE (Zuo et al. Tables 4-6), exported as CSV too.
+enum class FigureKind { heatmaps, h_of_j, table };
 
 struct FigureRow {
   std::string label;  // empty: short_label(settings)
@@ -39,7 +40,7 @@ struct FigureGroup {
 struct FigureSpec {
   std::string title;
   FigureKind kind = FigureKind::heatmaps;
-  std::vector<int> layers = {1, 2};  // columns of each group, 1-based
+  std::vector<int> layers = {1, 2};  // columns of each group, 1-based; 0 = the embeddings (random_weights)
   std::vector<FigureGroup> groups;   // empty: one group that overrides nothing
   std::vector<FigureRow> rows;
   bool difference = false;   // show rows 2.. minus row 1 (same seed: same random draws)
@@ -47,7 +48,7 @@ struct FigureSpec {
   bool hide_diagonal = true; // mask the diagonal except row 0 in raw S and A maps (cos: all of it)
   RangeMode range = RangeMode::robust;  // how each panel's colour range is chosen
   bool grey_noise = true;    // centred maps: grey where |value| <= 2 SE
-  bool show_metric = true;   // RP (S, A) or adjacency (cos) in each panel's title
+  bool show_metric = true;   // RP (S, A), adjacency (cos) or norm adjacency (||x||) in each panel's title
   ColormapId sequential = ColormapId::rocket;
   ColormapId diverging = ColormapId::rdbu;
   bool operator==(const FigureSpec&) const = default;
@@ -105,7 +106,7 @@ const Preset* find_shipped_preset(const std::string& name);
 
 struct FigureCell {
   PanelData panel;
-  std::string metric_name;  // "RP", "adj" or empty
+  std::string metric_name;  // "RP", "adj", "norm adj" or empty
   double metric = 0, metric_se = 0;
   bool available = false;   // the run has samples
 };

@@ -128,6 +128,33 @@ std::string panel_csv(const PanelData& p) {
   return out;
 }
 
+std::string table_csv(const FigureData& data) {
+  auto quoted = [](const std::string& t) {
+    std::string q = "\"";
+    for (char c : t) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  auto number = [](double v) {
+    if (!std::isfinite(v)) return std::string("nan");
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return std::string(buf);
+  };
+  const FigureSpec& spec = data.spec;
+  const std::size_t per_group = std::max<std::size_t>(1, spec.layers.size());
+  std::string out = "row,label,group,layer,metric,value,se\n";
+  for (std::size_t r = 0; r < data.cells.size(); ++r)
+    for (std::size_t c = 0; c < data.cells[r].size(); ++c) {
+      const FigureCell& cell = data.cells[r][c];
+      const std::size_t g = c / per_group;
+      out += std::to_string(r) + "," + quoted(data.row_labels[r]) + "," +
+             quoted(g < data.group_titles.size() ? data.group_titles[g] : "") + "," + std::to_string(cell.panel.layer) +
+             "," + quoted(cell.metric_name) + "," + number(cell.available ? cell.metric : NAN) + "," +
+             number(cell.available ? cell.metric_se : NAN) + "\n";
+    }
+  return out;
+}
+
 std::string curves_csv(const std::vector<FigureCurve>& curves) {
   std::string out = "j";
   std::size_t len = 0;
@@ -182,7 +209,10 @@ ExportResult export_figure(const FigureData& data, const Preset& preset, const s
   // Numbers: one CSV per panel (and per curve panel), described in figure.json.
   nlohmann::json panels = nlohmann::json::array();
   const FigureSpec& spec = data.spec;
-  if (spec.kind == FigureKind::h_of_j) {
+  if (spec.kind == FigureKind::table) {
+    write("table.csv", table_csv(data));
+    panels.push_back({{"file", "table.csv"}, {"kind", "table"}});
+  } else if (spec.kind == FigureKind::h_of_j) {
     for (std::size_t g = 0; g < data.curves.size(); ++g) {
       const std::string name = "hofj_col" + std::to_string(g) + ".csv";
       write(name, curves_csv(data.curves[g]));

@@ -120,7 +120,7 @@ Scene layout_heatmaps(const FigureData& data) {
       const Colormap& cm = colormap(centred ? spec.diverging : spec.sequential);
       const float x0 = left + float(c) * col_w + ytick_w, x1 = x0 + P;
       // Title: the layer, and what the map is when it is not the raw one.
-      std::string title = "Layer " + std::to_string(p.layer);
+      std::string title = p.layer == 0 ? std::string("Embeddings") : "Layer " + std::to_string(p.layer);
       const Quantity q = spec.rows[row_index].quantity;
       if (q != Quantity::score) title += std::string("  ") + std::string(symbol(q));
       if (spec.difference) title += "  (difference)";
@@ -240,10 +240,76 @@ Scene layout_curves(const FigureData& data) {
   return sc;
 }
 
+// Rows x (groups x layers) of numbers with their SE, as the papers' tables (Zuo et al. Tables 4-6).
+Scene layout_table(const FigureData& data) {
+  Scene sc;
+  const FigureSpec& spec = data.spec;
+  const float fs_title = 14, fs_label = 11, fs_cell = 10.5f;
+  const std::size_t rows = data.cells.size();
+  const std::size_t cols = rows ? data.cells[0].size() : spec.layers.size() * data.group_titles.size();
+  const std::size_t per_group = std::max<std::size_t>(1, spec.layers.size());
+  const std::string corner = "configuration [metric]";
+  float label_w = fs_label * 0.62f * float(corner.size()) + 12;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::string metric = data.cells[r].empty() ? "" : data.cells[r][0].metric_name;
+    label_w = std::max(label_w, fs_label * 0.58f * float(data.row_labels[r].size() + metric.size() + 4));
+  }
+  const float col_w = 96, row_h = fs_cell + 9;
+  float top = 8;
+  if (!spec.title.empty()) top += fs_title + 10;
+  const bool group_titles = std::any_of(data.group_titles.begin(), data.group_titles.end(),
+                                        [](const std::string& t) { return !t.empty(); });
+  if (group_titles) top += fs_label + 8;
+  const float left = 8 + label_w;
+  sc.width = std::max(240.0f, left + float(cols) * col_w + 8);
+  sc.height = top + row_h * float(rows + 1) + fs_cell + 16;
+  if (!spec.title.empty())
+    sc.items.push_back(SceneText{sc.width / 2, 8 + fs_title, fs_title, spec.title, Anchor::middle, false, true, kBlack});
+  if (group_titles)
+    for (std::size_t g = 0; g < data.group_titles.size(); ++g) {
+      const float x0 = left + float(g * per_group) * col_w, x1 = x0 + float(per_group) * col_w;
+      sc.items.push_back(SceneText{(x0 + x1) / 2, top - 6, fs_label, data.group_titles[g], Anchor::middle, false, true, kBlack});
+    }
+  // Header: the layers (0 = the embeddings, as Zuo et al.'s first column).
+  const float header_y = top + fs_label;
+  sc.items.push_back(SceneText{8, header_y, fs_label, corner, Anchor::start, false, true, kBlack});
+  for (std::size_t c = 0; c < cols; ++c) {
+    const int layer = spec.layers[c % per_group];
+    const std::string head = layer == 0 ? "embeddings" : "layer " + std::to_string(layer);
+    sc.items.push_back(SceneText{left + (float(c) + 0.5f) * col_w, header_y, fs_label, head, Anchor::middle, false, true, kBlack});
+  }
+  const float rule_y = top + row_h - 2;
+  sc.items.push_back(ScenePath{{{8, rule_y}, {sc.width - 8, rule_y}}, kBlack, 0.8f, false});
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float y = top + row_h * float(r + 1) + fs_cell;
+    const std::string metric = data.cells[r].empty() ? "" : data.cells[r][0].metric_name;
+    sc.items.push_back(SceneText{8, y, fs_label, data.row_labels[r] + (metric.empty() ? "" : "  [" + metric + "]"),
+                                 Anchor::start, false, false, kBlack});
+    for (std::size_t c = 0; c < data.cells[r].size(); ++c) {
+      const FigureCell& cell = data.cells[r][c];
+      const std::string text = !cell.available ? "..." : std::isfinite(cell.metric) ? value_with_se(cell.metric, cell.metric_se) : "n/a";
+      sc.items.push_back(SceneText{left + (float(c) + 0.5f) * col_w, y, fs_cell, text, Anchor::middle, false, false,
+                                   cell.available ? kBlack : kGrey});
+    }
+  }
+  const float bottom = top + row_h * float(rows + 1) + 4;
+  sc.items.push_back(ScenePath{{{8, bottom}, {sc.width - 8, bottom}}, kBlack, 0.8f, false});
+  sc.items.push_back(SceneText{8, bottom + fs_cell + 4, fs_cell * 0.9f,
+                               "mean \u00b1 one standard error over samples; RP: recency probability, adj: adjacency score, "
+                               "norm adj: adjacency of the norms (ties 1/2)",
+                               Anchor::start, false, false, kGrey});
+  return sc;
+}
+
 }  // namespace
 
 Scene layout_figure(const FigureData& data) {
-  return data.spec.kind == FigureKind::h_of_j ? layout_curves(data) : layout_heatmaps(data);
+  switch (data.spec.kind) {
+    case FigureKind::h_of_j: return layout_curves(data);
+    case FigureKind::table: return layout_table(data);
+    case FigureKind::heatmaps: break;
+  }
+  return layout_heatmaps(data);
 }
 
 }  // namespace maskscope::gui

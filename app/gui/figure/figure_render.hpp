@@ -76,6 +76,8 @@ bool write_scene_png(const Scene& scene, double scale, const std::string& path, 
 std::string panel_csv(const PanelData& p);
 // h(j) figure: j, then theory / simulated / simulated_se per row.
 std::string curves_csv(const std::vector<FigureCurve>& curves);
+// Table figure: one line per cell: row, label, group, layer, metric, value, se.
+std::string table_csv(const FigureData& data);
 
 struct ExportResult {
   bool ok = false;

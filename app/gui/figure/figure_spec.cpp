@@ -17,7 +17,14 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
-std::string_view to_string(FigureKind k) { return k == FigureKind::heatmaps ? "heatmaps" : "h_of_j"; }
+std::string_view to_string(FigureKind k) {
+  switch (k) {
+    case FigureKind::heatmaps: return "heatmaps";
+    case FigureKind::h_of_j: return "h_of_j";
+    case FigureKind::table: return "table";
+  }
+  return "?";
+}
 
 std::size_t group_count(const FigureSpec& spec) { return std::max<std::size_t>(1, spec.groups.size()); }
 
@@ -27,7 +34,7 @@ Settings cell_settings(const FigureSpec& spec, std::size_t row, std::size_t grou
   Settings s = spec.rows.at(row).settings;
   if (group < spec.groups.size()) apply_settings_json(spec.groups[group].set, s, "figure.columns[" + std::to_string(group) + "].set");
   if (spec.kind == FigureKind::h_of_j) s.layers = 1;  // h(j) needs the norms after layer 1 only
-  else if (!spec.layers.empty()) s.layers = *std::max_element(spec.layers.begin(), spec.layers.end());
+  else if (!spec.layers.empty()) s.layers = std::max(1, *std::max_element(spec.layers.begin(), spec.layers.end()));
   return s;
 }
 
@@ -43,12 +50,24 @@ std::vector<Settings> figure_simulations(const FigureSpec& spec) {
 
 std::vector<SettingError> validate(const FigureSpec& spec) {
   std::vector<SettingError> errors;
-  if (spec.kind == FigureKind::heatmaps) {
+  if (spec.kind != FigureKind::h_of_j) {
     if (spec.layers.empty()) errors.push_back({"figure.layers", "choose at least one layer"});
     for (int l : spec.layers)
-      if (l < Limits::layers_min || l > Limits::layers_max)
-        errors.push_back({"figure.layers", "layer " + std::to_string(l) + " is outside [1, 16]"});
+      if (l < 0 || l > Limits::layers_max)
+        errors.push_back({"figure.layers", "layer " + std::to_string(l) + " is outside [0, 16] (0: the embeddings)"});
   }
+  if (std::find(spec.layers.begin(), spec.layers.end(), 0) != spec.layers.end() && spec.kind != FigureKind::h_of_j)
+    for (std::size_t r = 0; r < spec.rows.size(); ++r)
+      if (!spec.rows[r].settings.random_weights()) {
+        errors.push_back({"figure.layers", "layer 0 (the embeddings) exists for the random-weight model only; row " +
+                                               std::to_string(r) + " is parameter-free"});
+        break;
+      }
+  if (spec.kind == FigureKind::heatmaps)
+    for (std::size_t r = 0; r < spec.rows.size(); ++r)
+      if (spec.rows[r].quantity == Quantity::norm)
+        errors.push_back({"figure.rows[" + std::to_string(r) + "].show",
+                          "norms are a vector per layer, not a map: show them in a table figure (their norm adjacency)"});
   if (spec.difference && spec.rows.size() < 2)
     errors.push_back({"figure.difference", "needs at least two rows (B - A)"});
   for (std::size_t r = 0; r < spec.rows.size(); ++r)
@@ -104,7 +123,8 @@ FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
     const Settings s = cell_settings(spec, r, g);
     auto snap = lookup(s);
     const FigureRow& row = spec.rows[r];
-    if (!snap || snap->samples_done == 0 || std::size_t(layer) > snap->layers.size()) {
+    const LayerStats* stats = snap ? layer_stats(*snap, layer) : nullptr;
+    if (!snap || snap->samples_done == 0 || !stats) {
       c.panel.layer = layer;
       c.panel.n = s.n;
       c.panel.value.assign(std::size_t(s.n) * s.n, kNaN);
@@ -113,18 +133,11 @@ FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
     }
     c.available = true;
     const PanelStyle style{spec.hide_diagonal && !spec.difference, spec.range, spec.grey_noise};
-    c.panel = build_panel(*snap, std::size_t(layer - 1), row.quantity, row.transform, style);
-    const LayerStats& ls = snap->layers[std::size_t(layer - 1)];
-    if (spec.show_metric && row.transform == Transform::raw) {
-      if (row.quantity == Quantity::cosine) {
-        c.metric_name = "adj";
-        c.metric = ls.adjacency;
-        c.metric_se = ls.adjacency_se;
-      } else {
-        c.metric_name = "RP";
-        c.metric = ls.recency;
-        c.metric_se = ls.recency_se;
-      }
+    c.panel = build_panel(*stats, s.n, row.quantity, row.transform, style);
+    if (spec.kind == FigureKind::table || (spec.show_metric && row.transform == Transform::raw)) {
+      c.metric_name = c.panel.metric_name;
+      c.metric = c.panel.metric;
+      c.metric_se = c.panel.metric_se;
     }
     return c;
   };

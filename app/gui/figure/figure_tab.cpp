@@ -40,7 +40,15 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
   ImGui::SameLine();
   ImGui::SetNextItemWidth(fh * 5);
   if (input_string("layers", wb.layers_text(), fh * 5)) parse_layers(wb.layers_text(), spec.layers);
-  explain("Columns: layers separated by commas, e.g. 1,2 or 1,2,3,4 (1 to 16).");
+  explain("Columns: layers separated by commas, e.g. 1,2 or 1,2,3,4 (1 to 16; 0 = the embeddings of the "
+          "random-weight network).");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fh * 6);
+  int kind = static_cast<int>(spec.kind);
+  if (ImGui::Combo("kind", &kind, "heatmaps\0h(j) curves\0table\0")) spec.kind = static_cast<FigureKind>(kind);
+  explain("heatmaps: one map per row and layer. h(j) curves: LN-recency Eq. 42 beside the simulation. table: each "
+          "row's metric per layer with its SE, as Zuo et al.'s Tables 4-6 (RP for S and A, adjacency for cos, norm "
+          "adjacency for ||x||), exported as CSV too.");
   ImGui::SameLine();
   ImGui::BeginDisabled(spec.rows.size() < 2 || spec.kind != FigureKind::heatmaps);
   ImGui::Checkbox("difference B - A", &spec.difference);
@@ -97,7 +105,7 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
     ImGui::TableNextColumn();
     int q = static_cast<int>(row.quantity);
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::Combo("##show", &q, "S\0A\0cos\0")) row.quantity = static_cast<Quantity>(q);
+    if (ImGui::Combo("##show", &q, "S\0A\0cos\0||x||\0")) row.quantity = static_cast<Quantity>(q);
     ImGui::TableNextColumn();
     int t = static_cast<int>(row.transform);
     ImGui::SetNextItemWidth(-1);

@@ -20,7 +20,7 @@ bool parse_layers(const std::string& text, std::vector<int>& out) {
   while (std::getline(ss, item, ',')) {
     char* end = nullptr;
     const long l = std::strtol(item.c_str(), &end, 10);
-    if (end == item.c_str() || *end != '\0' || l < Limits::layers_min || l > Limits::layers_max) return false;
+    if (end == item.c_str() || *end != '\0' || l < 0 || l > Limits::layers_max) return false;  // 0: the embeddings
     v.push_back(int(l));
   }
   if (v.empty()) return false;

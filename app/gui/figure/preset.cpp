@@ -18,7 +18,7 @@
 namespace maskscope::embedded {
 extern const std::string_view preset_behind_rope_fig2, preset_behind_rope_fig4, preset_behind_rope_fig7,
     preset_behind_rope_fig10, preset_ln_recency_fig1, preset_ln_recency_fig2, preset_ln_recency_fig5,
-    preset_zuo_adjacency;
+    preset_zuo_fig1, preset_zuo_table4, preset_zuo_table5, preset_zuo_table6, preset_zuo_embedding_scale;
 }
 
 namespace maskscope::gui {
@@ -50,6 +50,8 @@ json settings_diff(const Settings& full, const Settings& base) {
   json out = json::object();
   for (const auto& [key, value] : a.items())
     if (b.at(key) != value) out[key] = value;
+  // A change of model family is read back with the family's default gamma unless gamma is given.
+  if (out.contains("model")) out["gamma"] = a.at("gamma");
   return out;
 }
 
@@ -128,14 +130,15 @@ Preset preset_from_json(const json& j) {
       const std::string k = get_string(f, "kind", "figure");
       if (k == "heatmaps") spec.kind = FigureKind::heatmaps;
       else if (k == "h_of_j") spec.kind = FigureKind::h_of_j;
-      else throw std::runtime_error("figure.kind: '" + k + "'; valid: heatmaps, h_of_j");
+      else if (k == "table") spec.kind = FigureKind::table;
+      else throw std::runtime_error("figure.kind: '" + k + "'; valid: heatmaps, h_of_j, table");
     }
     if (f.contains("layers")) {
       const json& l = f.at("layers");
       if (!l.is_array()) throw std::runtime_error("figure.layers: expected an array of layer numbers, e.g. [1, 2]");
       spec.layers.clear();
       for (const auto& x : l)
-        spec.layers.push_back(int(whole_number("figure.layers", x, Limits::layers_min, Limits::layers_max)));
+        spec.layers.push_back(int(whole_number("figure.layers", x, 0, Limits::layers_max)));  // 0: embeddings
     }
     if (f.contains("columns")) {
       const json& cols = f.at("columns");
@@ -248,7 +251,9 @@ const std::vector<Preset>& shipped_presets() {
         {"ln-recency-fig1", embedded::preset_ln_recency_fig1},   {"ln-recency-fig2", embedded::preset_ln_recency_fig2},
         {"ln-recency-fig5", embedded::preset_ln_recency_fig5},   {"behind-rope-fig2", embedded::preset_behind_rope_fig2},
         {"behind-rope-fig4", embedded::preset_behind_rope_fig4}, {"behind-rope-fig7", embedded::preset_behind_rope_fig7},
-        {"behind-rope-fig10", embedded::preset_behind_rope_fig10}, {"zuo-adjacency", embedded::preset_zuo_adjacency}};
+        {"behind-rope-fig10", embedded::preset_behind_rope_fig10}, {"zuo-fig1", embedded::preset_zuo_fig1},
+        {"zuo-table4", embedded::preset_zuo_table4},             {"zuo-table5", embedded::preset_zuo_table5},
+        {"zuo-table6", embedded::preset_zuo_table6},             {"zuo-embedding-scale", embedded::preset_zuo_embedding_scale}};
     std::vector<Preset> out;
     for (const auto& [name, text] : sources) {
       // Shipped presets are checked by the tests; a broken one is skipped rather than crash the app.

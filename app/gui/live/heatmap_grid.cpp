@@ -46,25 +46,36 @@ void colorbar(ImDrawList* dl, ImVec2 c0, ImVec2 c1, const Colormap& cm, const Pa
   }
 }
 
-// "RP 0.6382 ± 0.0003  adj 0.71 ± 0.01", or why there is none; ties flagged.
-void badge(ImVec2 at, const Snapshot& snap, const LayerStats& ls, const PanelData& p, Quantity q, float fh) {
+const char* metric_explanation(Quantity q) {
+  switch (q) {
+    case Quantity::cosine:
+      return "Adjacency probability score (Zuo et al. Sec. 4.1, App. A): over rows k >= 2 of the per-sample cosine "
+             "matrix of this layer's outputs and pairs i < j < k, the probability that the nearer token j is more "
+             "similar to k (C_ki < C_kj), ties 1/2, diagonal left out. 0.5 = no order; 1 = the nearer, the more "
+             "similar. Layer 0 is the embeddings. ± one standard error over samples.";
+    case Quantity::norm:
+      return "Norm adjacency (Zuo et al. Sec. 5.4, Table 6; MODEL.md section 7): over rows k >= 2 and pairs "
+             "i < j < k, the probability that ||x_i|| < ||x_j||, ties 1/2. 0.5 = the norms carry no order (Chi et "
+             "al.'s variance signal); below 0.5 later tokens have smaller norms. ± one standard error over samples.";
+    default:
+      return "Recency probability (LN-recency Sec. 3): over triples i > k > j of one query's keys, the "
+             "probability that the nearer key k scores higher (S_ik > S_ij), ties 1/2. 0.5 = no bias, "
+             "> 0.5 recency, < 0.5 primacy. With several heads: the mean over heads, or the selected head's. "
+             "± one standard error over samples.";
+  }
+}
+
+// "RP 0.6382 ± 0.0003", or why there is none; ties flagged.
+void badge(ImVec2 at, const Snapshot& snap, const PanelData& p, Quantity q, float fh) {
   std::string text;
-  const bool cos = q == Quantity::cosine;
-  const double v = cos ? ls.adjacency : ls.recency, se = cos ? ls.adjacency_se : ls.recency_se;
-  const char* name = cos ? "adj" : "RP";
-  if (snap.samples_done == 0) text = std::string(name) + ": waiting for the first samples";
-  else if (!std::isfinite(v)) text = std::string(name) + " n/a (needs n >= 3)";
-  else text = std::string(name) + " " + value_with_se(v, se);
+  const std::string name = p.metric_name;
+  if (snap.samples_done == 0) text = name + ": waiting for the first samples";
+  else if (!std::isfinite(p.metric)) text = name + " n/a (needs n >= 3)";
+  else text = name + " " + value_with_se(p.metric, p.metric_se);
   ImGui::SetCursorScreenPos(at);
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(fh * 0.4f, 0));
   ImGui::TextUnformatted(text.c_str());
-  explain(cos ? "Adjacency probability score (Zuo et al. Sec. 4.1, App. A): over rows k >= 2 of the per-sample "
-                "cosine matrix of this layer's outputs and pairs i < j < k, the probability that the nearer token "
-                "j is more similar to k (C_ki < C_kj), ties 1/2, diagonal left out. 0.5 = no order; 1 = the "
-                "nearer, the more similar. ± one standard error over samples."
-              : "Recency probability (LN-recency Sec. 3): over triples i > k > j of one query's keys, the "
-                "probability that the nearer key k scores higher (S_ik > S_ij), ties 1/2. 0.5 = no bias, "
-                "> 0.5 recency, < 0.5 primacy. ± one standard error over samples.");
+  explain(metric_explanation(q));
   if (std::isfinite(p.ties) && p.ties > kTieFlagFraction) {
     ImGui::SameLine();
     char t[48];
@@ -75,6 +86,23 @@ void badge(ImVec2 at, const Snapshot& snap, const LayerStats& ls, const PanelDat
             "because position was lost or gained.");
   }
   ImGui::PopStyleVar();
+}
+
+// The norms ||x_i|| of one layer as bars with +-1 SE whiskers, position i across.
+void norm_bars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PanelData& p, const Colormap& cm) {
+  const int n = p.n;
+  const float w = (p1.x - p0.x) / float(std::max(1, n));
+  auto y_of = [&](double v) { return p1.y - float(v / double(p.hi)) * (p1.y - p0.y); };
+  const ImU32 bar = to_u32(cm.at(0.55f));
+  const ImU32 whisker = ImGui::GetColorU32(ImGuiCol_Text);
+  for (int i = 0; i < n; ++i) {
+    const double v = p.value[std::size_t(i)];
+    if (!std::isfinite(v)) continue;
+    const float x0 = p0.x + float(i) * w, x1 = x0 + w;
+    dl->AddRectFilled(ImVec2(x0 + w * 0.12f, y_of(v)), ImVec2(x1 - w * 0.12f, p1.y), bar);
+    const double se = p.se[std::size_t(i)];
+    if (std::isfinite(se) && se > 0) dl->AddLine(ImVec2((x0 + x1) / 2, y_of(v - se)), ImVec2((x0 + x1) / 2, y_of(v + se)), whisker);
+  }
 }
 
 }  // namespace
@@ -114,16 +142,23 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
 
   for (int k = 0; k < L; ++k) {
     const PanelData& p = panels[std::size_t(k)];
-    const LayerStats& ls = snap.layers[std::size_t(k)];
     const int col = k % best_cols, row = k / best_cols;
     const ImVec2 top(origin.x + float(col) * panel_w + label_w, origin.y + float(row) * (cell + header_h + footer_h));
     char title[96];
-    std::snprintf(title, sizeof title, "Layer %d  %s%s", p.layer, diverging ? "diag-normalized " : "", what.c_str());
+    const bool norms = p.norms;
+    const std::string head = view.head >= 0 && !norms && view.quantity != Quantity::cosine
+                                 ? "  head " + std::to_string(view.head + 1) : std::string();
+    if (p.layer == 0)
+      std::snprintf(title, sizeof title, "Embeddings (layer 0)  %s", what.c_str());
+    else
+      std::snprintf(title, sizeof title, "Layer %d  %s%s%s", p.layer, diverging && !norms ? "diag-normalized " : "",
+                    what.c_str(), head.c_str());
     dl->AddText(top, text, title);
-    badge(ImVec2(top.x, top.y + fh * 1.25f), snap, ls, p, view.quantity, fh);
+    badge(ImVec2(top.x, top.y + fh * 1.25f), snap, p, view.quantity, fh);
     const ImVec2 p0(top.x, top.y + header_h);
     const ImVec2 p1(p0.x + cell, p0.y + cell);
-    renderer.draw(dl, k, p0, p1, p.lo, p.hi, map, masked, noise);
+    if (norms) norm_bars(dl, p0, p1, p, cm);
+    else renderer.draw(dl, int(k), p0, p1, p.lo, p.hi, map, masked, noise);
     dl->AddRect(p0, p1, ImGui::GetColorU32(ImGuiCol_Border));
     // Index ticks, 0-based (as the papers' imshow figures).
     const int step = n <= 12 ? 1 : n <= 30 ? 5 : n <= 120 ? 10 : n <= 300 ? 50 : 100;
@@ -132,12 +167,24 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
       const float c = (float(t) + 0.5f) / float(n) * cell;
       const ImVec2 ts = ImGui::CalcTextSize(lab.c_str());
       dl->AddText(ImVec2(p0.x + c - ts.x * 0.5f, p1.y + 2), text, lab.c_str());
-      dl->AddText(ImVec2(p0.x - ts.x - 3, p0.y + c - ts.y * 0.5f), text, lab.c_str());
+      if (!norms) dl->AddText(ImVec2(p0.x - ts.x - 3, p0.y + c - ts.y * 0.5f), text, lab.c_str());
     }
-    colorbar(dl, ImVec2(p1.x + fh * 0.6f, p0.y), ImVec2(p1.x + fh * 1.5f, p1.y), cm, p, fh);
+    if (norms) {  // the value axis: 0, the middle and the top
+      for (double v : {0.0, double(p.hi) / 2, double(p.hi)}) {
+        const std::string lab = tick_text(v, double(p.hi) / 2);
+        const float y = p1.y - float(v / double(p.hi)) * cell;
+        dl->AddText(ImVec2(p1.x + fh * 0.4f, y - fh * 0.5f), text, lab.c_str());
+      }
+    } else {
+      colorbar(dl, ImVec2(p1.x + fh * 0.6f, p0.y), ImVec2(p1.x + fh * 1.5f, p1.y), cm, p, fh);
+    }
     // Hover: (i, j), value and standard error.
     const ImVec2 m = ImGui::GetIO().MousePos;
-    if (ImGui::IsWindowHovered() && m.x >= p0.x && m.x < p1.x && m.y >= p0.y && m.y < p1.y) {
+    if (norms && ImGui::IsWindowHovered() && m.x >= p0.x && m.x < p1.x && m.y >= p0.y && m.y < p1.y) {
+      const int i = std::clamp(int((m.x - p0.x) / cell * float(n)), 0, n - 1);
+      ImGui::SetTooltip("layer %d  position i = %d\n||x_i|| = %s", p.layer, i,
+                        value_with_se(p.value[std::size_t(i)], p.se[std::size_t(i)]).c_str());
+    } else if (ImGui::IsWindowHovered() && m.x >= p0.x && m.x < p1.x && m.y >= p0.y && m.y < p1.y) {
       const int j = std::clamp(int((m.x - p0.x) / cell * float(n)), 0, n - 1);
       const int i = std::clamp(int((m.y - p0.y) / cell * float(n)), 0, n - 1);
       const std::size_t e = std::size_t(i) * n + j;
