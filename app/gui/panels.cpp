@@ -241,8 +241,13 @@ PanelData build_panel(const LayerStats& l, int n, Quantity q, Transform t, const
   PanelData p;
   p.layer = l.layer;
   p.n = n;
-  p.value = transformed(l, q, t, n);
-  p.se = se_of(l, q);
+  if (mean_of(l, q).empty()) {  // the embeddings' scores and weights: there are none
+    p.value.assign(q == Quantity::norm ? std::size_t(n) : std::size_t(n) * n, kNaN);
+    p.se = p.value;
+  } else {
+    p.value = transformed(l, q, t, n);
+    p.se = se_of(l, q);
+  }
   const PanelMetric m = panel_metric(l, q);
   p.metric_name = m.name;
   p.metric = m.value;

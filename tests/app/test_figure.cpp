@@ -397,7 +397,10 @@ TEST_CASE("export into a path that cannot be a folder fails with a message and n
 TEST_CASE("labels with control characters still give a well-formed SVG (XML 1.0 forbids them)") {
   Scene scene;
   scene.width = scene.height = 100;
-  scene.items.push_back(SceneText{10, 10, 10, std::string("row \x01\x1b[31m & <b> \"q\"\x7f"), Anchor::start, false, false, {}});
+  SceneText label;
+  label.x = label.y = label.size = 10;
+  label.text = std::string("row \x01\x1b[31m & <b> \"q\"\x7f");
+  scene.items.emplace_back(std::in_place_type<SceneText>, std::move(label));
   const std::string svg = scene_to_svg(scene);
   const test::SvgSummary parsed = test::read_svg(svg);
   CHECK(parsed.well_formed);
@@ -421,4 +424,52 @@ TEST_CASE("an export removes the temporaries a killed export left, and leaves no
     CHECK(e.path().filename().string().find(kTemporarySuffix) == std::string::npos);
   CHECK(fs::exists(dir / "notes.txt"));  // only our own temporaries go
   CHECK(fs::exists(dir / "figure.png"));
+}
+
+TEST_CASE("table figures: each row's metric per layer (layer 0 = embeddings) with its SE, as CSV") {
+  Settings s;
+  s.model = Model::random_weights;
+  s.n = 6;
+  s.d = 16;
+  s.heads = 2;
+  s.layers = 2;
+  s.gamma = 1.0;
+  s.samples = 300;
+  s.threads = 2;
+  FigureSpec f;
+  f.kind = FigureKind::table;
+  f.layers = {0, 1, 2};
+  f.rows = {{"cos", s, Quantity::cosine, Transform::raw}, {"norms", s, Quantity::norm, Transform::raw},
+            {"scores", s, Quantity::score, Transform::raw}};
+  CHECK(validate(f).empty());
+  Reference ref;
+  const FigureData data = build_figure(f, std::ref(ref));
+  const auto snap = ref(s);
+  REQUIRE(data.cells.size() == 3);
+  CHECK(data.cells[0][0].metric == snap->embeddings[0].adjacency);
+  CHECK(data.cells[0][2].metric == snap->layers[1].adjacency);
+  CHECK(data.cells[0][2].metric_se == snap->layers[1].adjacency_se);
+  CHECK(data.cells[1][1].metric == snap->layers[0].norm_adjacency);
+  CHECK(data.cells[2][1].metric == snap->layers[0].recency);
+  CHECK(std::isnan(data.cells[2][0].metric));  // the embeddings have no RP
+  const std::string csv = table_csv(data);
+  std::stringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  CHECK(line == "row,label,group,layer,metric,value,se");
+  int count = 0;
+  while (std::getline(lines, line)) ++count;
+  CHECK(count == 9);
+  char expect[64];
+  std::snprintf(expect, sizeof expect, "%.17g", snap->layers[1].adjacency);
+  CHECK(csv.find(std::string("\"cos\",\"\",2,\"adj\",") + expect) != std::string::npos);
+  // A table lays out as text, no heatmaps.
+  const Scene scene = layout_figure(data);
+  CHECK(std::none_of(scene.items.begin(), scene.items.end(),
+                     [](const SceneItem& item) { return std::holds_alternative<SceneHeatmap>(item); }));
+  // Norms are not a map: a heatmap figure refuses them, naming the row.
+  f.kind = FigureKind::heatmaps;
+  const auto errors = validate(f);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].setting == "figure.rows[1].show");
 }

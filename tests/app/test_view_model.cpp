@@ -217,3 +217,44 @@ TEST_CASE("figure layers text and the checked settings reader") {
   CHECK(s.n == 12);
   CHECK(setting_keys().size() == 22);
 }
+
+TEST_CASE("random weights in the views: layer 0 first for cosines and norms, norm bars, one head's maps") {
+  Settings s;
+  s.model = Model::random_weights;
+  s.n = 6;
+  s.d = 24;
+  s.heads = 3;
+  s.layers = 2;
+  s.gamma = 1.0;
+  s.samples = 400;
+  s.threads = 2;
+  const auto snap = run_to_completion(s);
+  CHECK(shown_layers(*snap, Quantity::cosine) == std::vector<int>{0, 1, 2});
+  CHECK(shown_layers(*snap, Quantity::norm) == std::vector<int>{0, 1, 2});
+  CHECK(shown_layers(*snap, Quantity::score) == std::vector<int>{1, 2});  // the embeddings have no scores
+  ViewOptions view;
+  view.quantity = Quantity::norm;
+  const auto norms = build_panels(*snap, view);
+  REQUIRE(norms.size() == 3);
+  CHECK(norms[0].layer == 0);
+  CHECK(norms[0].norms);
+  CHECK(norms[0].value.size() == 6);
+  CHECK(std::string(norms[0].metric_name) == "norm adj");
+  CHECK(norms[0].metric == snap->embeddings[0].norm_adjacency);
+  for (const auto& p : norms) {
+    CHECK(p.lo == 0.0f);
+    for (std::size_t i = 0; i < p.value.size(); ++i) CHECK(p.value[i] + p.se[i] <= double(p.hi));  // bars fit
+  }
+  // The embeddings' norms: sigma sqrt(d) on average.
+  CHECK(norms[0].value[2] == doctest::Approx(0.02 * std::sqrt(24.0)).epsilon(0.05));
+  view.quantity = Quantity::score;
+  view.head = 1;
+  const auto head = build_panels(*snap, view);
+  REQUIRE(head.size() == 2);
+  const LayerStats& l1 = snap->layers[0];
+  CHECK(head[0].metric == l1.heads[1].recency);
+  for (std::size_t e = 0; e < l1.heads[1].score_mean.size(); ++e)
+    if (std::isfinite(head[0].value[e])) CHECK(head[0].value[e] == l1.heads[1].score_mean[e]);
+  view.head = -1;
+  CHECK(build_panels(*snap, view)[0].metric == l1.recency);
+}
