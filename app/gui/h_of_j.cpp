@@ -8,6 +8,7 @@
 namespace maskscope::gui {
 
 HTheory h_theory(const Settings& s) {
+  if (s.random_weights()) return HTheory::none;  // the closed forms are for the parameter-free model
   if (s.norm == Norm::layernorm) return HTheory::ln_recency_eq42;
   if (s.norm == Norm::l2) return HTheory::behind_rope;
   return HTheory::none;
@@ -41,6 +42,9 @@ std::string h_theory_note(const Settings& s) {
     case HTheory::none:
       break;
   }
+  if (s.random_weights())
+    return "No closed form for the random-weight network: LN-recency Eq. 42 and Behind RoPE h(i) describe the "
+           "parameter-free model (MODEL.md section 5). The simulated curve is shown alone.";
   return "No closed form for norm '" + std::string(to_string(s.norm)) +
          "': LN-recency Eq. 42 needs layernorm and Behind RoPE h(i) needs l2. The simulated curve is shown alone.";
 }

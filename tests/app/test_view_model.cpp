@@ -230,6 +230,8 @@ TEST_CASE("random weights in the views: layer 0 first for cosines and norms, nor
   s.threads = 2;
   const auto snap = run_to_completion(s);
   CHECK(shown_layers(*snap, Quantity::cosine) == std::vector<int>{0, 1, 2});
+  CHECK(h_theory(s) == HTheory::none);  // Eq. 42 and Behind RoPE describe the parameter-free model
+  CHECK(h_theory_note(s).find("random-weight") != std::string::npos);
   CHECK(shown_layers(*snap, Quantity::norm) == std::vector<int>{0, 1, 2});
   CHECK(shown_layers(*snap, Quantity::score) == std::vector<int>{1, 2});  // the embeddings have no scores
   ViewOptions view;
