@@ -87,6 +87,8 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
       }
     }
   std::optional<std::int64_t> samples;
+  const bool was_random_weights = o.settings.random_weights();
+  bool gamma_given = false;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto next = [&]() -> std::string {
@@ -112,6 +114,7 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
       const std::string kv = next();
       if (!apply_set(kv, o.settings, err)) errors.push_back(err);
       if (kv.rfind("samples=", 0) == 0) o.samples_given = true;
+      if (kv.rfind("gamma=", 0) == 0) gamma_given = true;
     } else if (a == "--tab" || a == "--show" || a == "--range") {
       const std::string t = next();
       try {  // the parsers name the option and the valid values
@@ -161,6 +164,8 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
       errors.push_back("unknown option '" + a + "' (see --help)");
     }
   }
+  // --set model=random_weights without --set gamma gives the family's residual strength 1, as the CLI's --model.
+  if (o.settings.random_weights() && !was_random_weights && !gamma_given) o.settings.gamma = 1.0;
   if (samples) {
     o.settings.samples = *samples;
     o.samples_given = true;

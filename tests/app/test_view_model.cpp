@@ -260,3 +260,17 @@ TEST_CASE("random weights in the views: layer 0 first for cosines and norms, nor
   view.head = -1;
   CHECK(build_panels(*snap, view)[0].metric == l1.recency);
 }
+
+TEST_CASE("choosing the random-weight family without gamma gives it its default residual strength 1") {
+  Settings s;
+  CHECK(s.gamma == 0.0);
+  apply_settings_json({{"model", "random_weights"}}, s, "--set");
+  CHECK(s.gamma == 1.0);
+  Settings t;
+  apply_settings_json({{"model", "random_weights"}, {"gamma", 0.25}}, t, "--set");
+  CHECK(t.gamma == 0.25);
+  apply_settings_json({{"gamma", 0.5}}, t, "--set");  // already random weights: gamma as given
+  CHECK(t.gamma == 0.5);
+  CHECK_THROWS_WITH_AS(apply_settings_json({{"model", "gpt"}}, t, "--set"), doctest::Contains("parameter_free, random_weights"),
+                       std::runtime_error);
+}
