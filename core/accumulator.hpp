@@ -27,7 +27,7 @@ struct AccumLayout {
   AccumLayout() = default;
   AccumLayout(int n_, int layers_, int heads_ = 1, bool embeddings_ = false)
       : n(n_), layers(layers_), heads(heads_), embeddings(embeddings_),
-        per_layer(3 * nn() + n_ + 6 + (heads_ > 1 ? std::size_t(heads_) * (2 * nn() + 2) : 0)) {}
+        per_layer(3 * nn() + n_ + 8 + (heads_ > 1 ? std::size_t(heads_) * (2 * nn() + 3) : 0)) {}
 
   std::size_t nn() const { return std::size_t(n) * n; }
   int blocks() const { return layers + (embeddings ? 1 : 0); }
@@ -44,14 +44,17 @@ struct AccumLayout {
   std::size_t adjacency_ties(int l) const { return recency(l) + 3; }  // per-sample tie fraction (adjacency)
   std::size_t norm_adjacency(int l) const { return recency(l) + 4; }  // per-sample norm adjacency
   std::size_t norm_adjacency_ties(int l) const { return recency(l) + 5; }
-  // Head h's maps and recency; with one head they are the layer's own.
-  std::size_t head_base(int l, int h) const { return recency(l) + 6 + std::size_t(h) * (2 * nn() + 2); }
+  std::size_t score_slope(int l) const { return recency(l) + 6; }   // per-sample within-offset slope of S on i
+  std::size_t weight_slope(int l) const { return recency(l) + 7; }  // the same for A (MODEL.md section 8)
+  // Head h's maps, recency and slope; with one head they are the layer's own.
+  std::size_t head_base(int l, int h) const { return recency(l) + 8 + std::size_t(h) * (2 * nn() + 3); }
   std::size_t head_score(int l, int h) const { return heads > 1 ? head_base(l, h) : score(l); }
   std::size_t head_weight(int l, int h) const { return heads > 1 ? head_base(l, h) + nn() : weight(l); }
   std::size_t head_recency(int l, int h) const { return heads > 1 ? head_base(l, h) + 2 * nn() : recency(l); }
   std::size_t head_recency_ties(int l, int h) const {
     return heads > 1 ? head_base(l, h) + 2 * nn() + 1 : recency_ties(l);
   }
+  std::size_t head_score_slope(int l, int h) const { return heads > 1 ? head_base(l, h) + 2 * nn() + 2 : score_slope(l); }
 };
 
 // The layout of a run with these settings.

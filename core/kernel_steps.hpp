@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "rope.hpp"
 #include "sample_metrics.hpp"
 #include "settings.hpp"
 #include "simd.hpp"
@@ -86,6 +87,21 @@ namespace maskscope::kernel {
   }
 }
 
+
+// Row i of RoPE (rope.hpp): the pairs (2p, 2p+1) of y rotated into q; scrambled tables rotate the
+// two coordinates of a pair by different bands.
+[[gnu::always_inline]] inline void rotate_row(const RopeTables& t, int i, const float* y, float* q) {
+  const std::size_t at = std::size_t(i) * t.half;
+  const float* ca = t.cos_a.data() + at;
+  const float* sa = t.sin_a.data() + at;
+  const float* cb = t.cos_b.data() + at;
+  const float* sb = t.sin_b.data() + at;
+  for (int p = 0; p < t.half; ++p) {
+    const float a0 = y[2 * p], a1 = y[2 * p + 1];
+    q[2 * p] = a0 * ca[p] - a1 * sa[p];
+    q[2 * p + 1] = a0 * sb[p] + a1 * cb[p];
+  }
+}
 
 // A = softmax_rows(S) over the keys lo[i]..hi[i] of each row (vector exp; S has 8 floats of slack).
 [[gnu::always_inline]] inline void softmax(int n, const int* key_lo, const int* key_hi, const float* S, float* A) {
@@ -180,6 +196,17 @@ template <class Row>
 [[gnu::always_inline]] inline Proportion norm_adjacency_of(int n, const float* inv_norm, float* norms) {
   for (int i = 0; i < n; ++i) norms[i] = inv_norm[i] > 0.0f ? 1.0f / inv_norm[i] : 0.0f;
   return adjacency_of(n, [&](int) { return static_cast<const float*>(norms); });
+}
+
+// A sample's within-offset slope of map M on the query position (MODEL.md section 8; KeyRanges::slope_coef).
+[[gnu::always_inline]] inline double offset_slope(int n, const int* lo, const int* hi, const float* coef, const float* M) {
+  double b = 0;
+  for (int i = 0; i < n; ++i) {
+    float row = 0;
+    for (int j = lo[i]; j <= hi[i]; ++j) row += coef[std::size_t(i) * n + j] * M[std::size_t(i) * n + j];
+    b += row;
+  }
+  return b;
 }
 
 // Streaming sums (accumulator.hpp) of one sample's quantities: value and square at sum/sq + at.

@@ -186,8 +186,8 @@ struct RwArgs {
   const int* lo;
   const int* hi;
   std::int64_t triples;
-  const float* rope_cos;
-  const float* rope_sin;
+  const RopeTables* rope_tables;
+  const float* slope_coef;
   const AccumLayout* layout;
   const Network* net;
   const ZigguratTables* zig;
@@ -266,22 +266,18 @@ struct RwArgs {
 
 // RoPE within one head (RoFormer Eq. 34): pair (2p, 2p+1) of token i turns by i theta^(-2p/d_h).
 [[gnu::always_inline]] inline void rotate_head(const RwArgs& k, float* rows) {
-  const int half = k.dh / 2;
+  float tmp[2 * Limits::rw_d_max];
   for (int i = 0; i < k.n; ++i) {
     float* r = rows + std::size_t(i) * k.dh;
-    const float* cs = k.rope_cos + std::size_t(i) * half;
-    const float* sn = k.rope_sin + std::size_t(i) * half;
-    for (int p = 0; p < half; ++p) {
-      const float a0 = r[2 * p], a1 = r[2 * p + 1];
-      r[2 * p] = a0 * cs[p] - a1 * sn[p];
-      r[2 * p + 1] = a0 * sn[p] + a1 * cs[p];
-    }
+    std::memcpy(tmp, r, sizeof(float) * std::size_t(k.dh));
+    kernel::rotate_row(*k.rope_tables, i, tmp, r);
   }
 }
 
 struct LayerMetrics {
   kernel::Proportion recency, adjacency, norm_adjacency;
-  double head_recency[Limits::heads_max], head_recency_ties[Limits::heads_max];
+  double score_slope, weight_slope;  // of the head-mean maps (the mean of the heads' slopes)
+  double head_recency[Limits::heads_max], head_recency_ties[Limits::heads_max], head_slope[Limits::heads_max];
 };
 
 // h = gamma x + Attn(Norm(x)): per head S = mask(q k^T / sqrt(d_h)), A = softmax(S), out = concat(A v) W_O.
@@ -301,6 +297,7 @@ struct LayerMetrics {
       std::memcpy(w.vh.data() + at, row + 2 * d, sizeof(float) * std::size_t(dh));
     }
   lm.recency = {0.0, 0.0};
+  lm.score_slope = lm.weight_slope = 0.0;
   for (int h = 0; h < H; ++h) {
     float* qh = w.qh.data() + std::size_t(h) * n * dh;
     float* kh = w.kh.data() + std::size_t(h) * n * dh;
@@ -319,6 +316,9 @@ struct LayerMetrics {
                           w.o.data() + std::size_t(i) * d + std::size_t(h) * dh);
     const kernel::Proportion r = kernel::recency_of(n, k.lo, k.triples, S);
     lm.head_recency[h] = r.value;
+    lm.head_slope[h] = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, S);
+    lm.score_slope += lm.head_slope[h] / H;
+    lm.weight_slope += kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, A) / H;
     lm.head_recency_ties[h] = r.ties;
     lm.recency.value += r.value / H;
     lm.recency.ties += r.ties / H;
@@ -378,6 +378,7 @@ struct LayerMetrics {
             w.s_mean[std::size_t(i) * n + j] += inv_h * S[std::size_t(i) * n + j];
             w.a_mean[std::size_t(i) * n + j] += inv_h * A[std::size_t(i) * n + j];
           }
+        kernel::add_value(sum, sq, L.head_score_slope(l, h), lm.head_slope[h]);
         if (k.triples > 0) {
           kernel::add_value(sum, sq, L.head_recency(l, h), lm.head_recency[h]);
           kernel::add_value(sum, sq, L.head_recency_ties(l, h), lm.head_recency_ties[h]);
@@ -386,6 +387,8 @@ struct LayerMetrics {
       kernel::add_masked_map(sum, sq, L.score(l), n, k.lo, k.hi, w.s_mean.data());
       kernel::add_masked_map(sum, sq, L.weight(l), n, k.lo, k.hi, w.a_mean.data());
     }
+    kernel::add_value(sum, sq, L.score_slope(l), lm.score_slope);
+    kernel::add_value(sum, sq, L.weight_slope(l), lm.weight_slope);
     if (k.triples > 0) {
       kernel::add_value(sum, sq, L.recency(l), lm.recency.value);
       kernel::add_value(sum, sq, L.recency_ties(l), lm.recency.ties);
@@ -467,17 +470,7 @@ bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, BlockStream& rng,
 RandomWeightsModel::RandomWeightsModel(const Settings& s, const KeyRanges& keys, const AccumLayout& layout)
     : s_(s), keys_(keys), layout_(layout), work_(std::make_unique<Work>(s.n, s.d, s.heads)) {
   if (s.weights == WeightsMode::fixed) network_ = fixed_network(s);
-  if (s.rope()) {
-    const int n = s.n, dh = s.head_width(), half = dh / 2;
-    rope_cos_.resize(std::size_t(n) * half);
-    rope_sin_.resize(std::size_t(n) * half);
-    for (int i = 0; i < n; ++i)
-      for (int p = 0; p < half; ++p) {
-        const double angle = i * std::pow(s.rope_base, -2.0 * p / dh);
-        rope_cos_[std::size_t(i) * half + p] = static_cast<float>(std::cos(angle));
-        rope_sin_[std::size_t(i) * half + p] = static_cast<float>(std::sin(angle));
-      }
-  }
+  if (s.rope()) rope_ = rope_tables(s.n, s.head_width(), s.rope_base, s.rope_scramble);
 }
 
 RandomWeightsModel::~RandomWeightsModel() = default;
@@ -501,8 +494,8 @@ bool RandomWeightsModel::run(BlockStream& rng, std::int64_t count, BlockSums* su
   k.lo = keys_.lo.data();
   k.hi = keys_.hi.data();
   k.triples = keys_.recency_triples;
-  k.rope_cos = rope_cos_.data();
-  k.rope_sin = rope_sin_.data();
+  k.rope_tables = &rope_;
+  k.slope_coef = keys_.slope_coef.data();
   k.layout = &layout_;
   k.net = network_.get();
   k.zig = &ziggurat_tables();

@@ -10,6 +10,7 @@
 
 #include "accumulator.hpp"
 #include "rng.hpp"
+#include "rope.hpp"
 #include "settings.hpp"
 
 namespace maskscope {
@@ -58,7 +59,7 @@ class RandomWeightsModel {
   const KeyRanges& keys_;
   const AccumLayout& layout_;
   std::shared_ptr<const Network> network_;
-  std::vector<float> rope_cos_, rope_sin_;  // n x d_h/2
+  RopeTables rope_;  // over the head width d_h
   std::unique_ptr<Work> work_;
 };
 

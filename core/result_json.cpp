@@ -23,6 +23,17 @@ nlohmann::json matrix(const std::vector<double>& m, int n) {
   return rows;
 }
 
+// MODEL.md section 8's keys of one map's leakage.
+void add_leakage(nlohmann::json& out, const Leakage& k) {
+  out["delta_r2"] = number_or_null(k.delta_r2);
+  out["delta_r2_se"] = number_or_null(k.delta_r2_se);
+  out["delta_r2_mean_map"] = number_or_null(k.delta_r2_mean_map);
+  out["r2_base"] = number_or_null(k.r2_base);
+  nlohmann::json bins = nlohmann::json::array();
+  for (const LeakageBin& b : k.bins) bins.push_back({{"from", b.from}, {"to", b.to}, {"delta_r2", number_or_null(b.delta_r2)}});
+  out["delta_r2_bins"] = std::move(bins);
+}
+
 nlohmann::json vector_json(const std::vector<double>& v) {
   nlohmann::json out = nlohmann::json::array();
   for (double x : v) out.push_back(number_or_null(x));
@@ -41,6 +52,7 @@ nlohmann::json settings_to_json(const Settings& s) {
       {"scale", std::string(to_string(s.scale))},
       {"gamma", s.gamma},
       {"rope", s.rope_base},
+      {"rope_scramble", s.rope_scramble},
       {"mask", mask_to_string(s)},
       {"unit_input", s.unit_input},
       {"samples", s.samples},
@@ -88,6 +100,7 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
     if (j.at("embed_std").is_null()) t.embed_std.reset();  // null: follow init_std
     else t.embed_std = real("embed_std", 0.0, Limits::init_std_max);
   }
+  if (j.contains("rope_scramble")) t.rope_scramble = whole_number_u64(label("rope_scramble"), j.at("rope_scramble"));
   if (j.contains("weight_seed")) t.weight_seed = whole_number_u64(label("weight_seed"), j.at("weight_seed"));
   if (j.contains("model")) {
     const std::string v = text("model");
@@ -184,6 +197,9 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
         {"norm_mean", vector_json(l.norm_mean)},
         {"norm_se", vector_json(l.norm_se)},
     });
+    add_leakage(layer, l.leakage);
+    layer["weight_delta_r2"] = number_or_null(l.weight_leakage.delta_r2);
+    layer["weight_delta_r2_se"] = number_or_null(l.weight_leakage.delta_r2_se);
     if (rw) {  // MODEL.md section 7: norm adjacency and each head's recency probability
       layer["norm_adjacency"] = number_or_null(l.norm_adjacency);
       layer["norm_adjacency_se"] = number_or_null(l.norm_adjacency_se);
@@ -191,7 +207,8 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
       nlohmann::json heads = nlohmann::json::array();
       for (const HeadStats& h : l.heads)
         heads.push_back({{"rp", number_or_null(h.recency)}, {"rp_se", number_or_null(h.recency_se)},
-                         {"rp_ties", number_or_null(h.recency_ties)}});
+                         {"rp_ties", number_or_null(h.recency_ties)}, {"delta_r2", number_or_null(h.leakage.delta_r2)},
+                         {"delta_r2_se", number_or_null(h.leakage.delta_r2_se)}});
       layer["heads"] = std::move(heads);
     }
   }

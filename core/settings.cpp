@@ -50,6 +50,8 @@ std::vector<SettingError> validate(const Settings& s) {
   if (s.rope() && s.d % 2 != 0)
     add("rope", "RoPE rotates pairs of coordinates and needs an even d (d = " + std::to_string(s.d) +
                     "); use an even d or rope 0");
+  if (s.rope_scramble != 0 && !s.rope())
+    add("rope_scramble", "scrambled RoPE needs RoPE on (rope > 0); use rope_scramble 0 or set rope");
   if (s.mask == MaskKind::window && (s.window < 1 || s.window > std::max(1, s.n)))
     add("mask", "window width w = " + std::to_string(s.window) + " is out of range; valid: window:W with W in [1, n] = " +
                     range_text(1, std::max(1, s.n)));
@@ -194,7 +196,7 @@ std::string short_label(const Settings& s) {
     case Norm::rmsnorm: os << ", RMS"; break;
   }
   if (s.gamma > 0) os << (s.gamma == 1.0 ? ", Res" : ", Res " + std::to_string(s.gamma).substr(0, 4));
-  if (s.rope()) os << ", RoPE";
+  if (s.rope()) os << (s.rope_scramble ? ", scrambled RoPE" : ", RoPE");
   if (s.mask != MaskKind::causal) os << ", " << mask_to_string(s);
   if (s.random_weights()) {
     if (s.heads > 1) os << ", H=" << s.heads;

@@ -30,6 +30,7 @@ struct Settings {
   Scale scale = Scale::sqrt_d;     // S = scale * Q K^T
   double gamma = 0.0;              // residual strength, X' = A Y + gamma X
   double rope_base = 0.0;          // RoPE theta; 0 = off
+  std::uint64_t rope_scramble = 0; // != 0: RoPE's frequency bands permuted over the dimensions by this seed (rope.hpp)
   MaskKind mask = MaskKind::causal;
   int window = 4;                  // w of the sliding-window mask (i - w < j <= i)
   bool unit_input = false;         // rescale each x_i to unit L2 norm (Behind RoPE Sec. 3.2)

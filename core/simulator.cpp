@@ -34,8 +34,8 @@ struct KernelArgs {
   bool bidirectional;
   const int* lo;
   const int* hi;
-  const float* rope_cos;
-  const float* rope_sin;
+  const RopeTables* rope_tables;
+  const float* slope_coef;
   std::int64_t triples;
   const AccumLayout* layout;
   const ZigguratTables* zig;
@@ -89,17 +89,10 @@ namespace {
 // Q = K = Rope(Y) (Su et al., RoFormer Eq. 34): pair (2p, 2p+1) of token i turns by i theta^(-2p/d).
 // Values are not rotated (MODEL.md section 2).
 [[gnu::always_inline]] inline void rotate(const KernelArgs& k, const float* y, float* q) {
-  const int half = k.d / 2;
   for (int i = 0; i < k.n; ++i) {
     const float* yi = y + std::size_t(i) * k.d;
     float* qi = q + std::size_t(i) * k.d;
-    const float* cs = k.rope_cos + std::size_t(i) * half;
-    const float* sn = k.rope_sin + std::size_t(i) * half;
-    for (int p = 0; p < half; ++p) {
-      const float a0 = yi[2 * p], a1 = yi[2 * p + 1];
-      qi[2 * p] = a0 * cs[p] - a1 * sn[p];
-      qi[2 * p + 1] = a0 * sn[p] + a1 * cs[p];
-    }
+    kernel::rotate_row(*k.rope_tables, i, yi, qi);
   }
 }
 
@@ -122,14 +115,17 @@ namespace {
 
 struct SampleMetrics {
   kernel::Proportion recency, adjacency, norm_adjacency;
+  double score_slope, weight_slope;  // within-offset slopes on the query position (MODEL.md section 8)
 };
 
 // MODEL.md sections 4 and 7, one sample: recency probability of S, adjacency score of the cosine
 // matrix C, and norm adjacency of the output norms ||x_i|| (into `norms`, 8 floats of slack).
-[[gnu::always_inline]] inline SampleMetrics sample_metrics(const KernelArgs& k, const float* S, const float* C,
-                                                           const float* inv_norm, float* norms) {
+[[gnu::always_inline]] inline SampleMetrics sample_metrics(const KernelArgs& k, const float* S, const float* A,
+                                                           const float* C, const float* inv_norm, float* norms) {
   const int n = k.n;
   SampleMetrics m;
+  m.score_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, S);
+  m.weight_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, A);
   m.recency = kernel::recency_of(n, k.lo, k.triples, S);
   m.adjacency = kernel::adjacency_of(n, [&](int r) { return C + std::size_t(r) * n; });
   m.norm_adjacency = kernel::norm_adjacency_of(n, inv_norm, norms);
@@ -148,6 +144,8 @@ struct SampleMetrics {
   kernel::add_masked_map(sum, sq, L.weight(l), n, k.lo, k.hi, A);
   kernel::add_lower(sum, sq, L.cosine(l), n, C);
   kernel::add_norms(sum, sq, L.norm(l), n, inv_norm);
+  kernel::add_value(sum, sq, L.score_slope(l), m.score_slope);
+  kernel::add_value(sum, sq, L.weight_slope(l), m.weight_slope);
   if (k.triples > 0) {
     kernel::add_value(sum, sq, L.recency(l), m.recency.value);
     kernel::add_value(sum, sq, L.recency_ties(l), m.recency.ties);
@@ -212,7 +210,7 @@ bool run_samples(const KernelArgs& k, Simulator::Work& w, BlockStream& rng, std:
       kernel::softmax(n, k.lo, k.hi, w.s.data(), w.a.data());
       mix(k, w.a.data(), y, x, xn);
       kernel::output_cosines(n, d, xn, w.inv_norm.data(), w.c.data());
-      const SampleMetrics m = sample_metrics(k, w.s.data(), w.c.data(), w.inv_norm.data(), w.norms.data());
+      const SampleMetrics m = sample_metrics(k, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), w.norms.data());
       if (sums) accumulate(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
       if (record) record_layer(k, y, xn, w.s.data(), w.a.data(), m, trace->layers[l]);
       std::swap(w.x, w.xn);
@@ -239,8 +237,29 @@ KeyRanges key_ranges(const Settings& s) {
     r.recency_triples += m * (m - 1) / 2;
   }
   r.adjacency_rows = std::max(0, n - 2);
+  // Mean query position of each offset o = i - j (index o + n - 1), then the centred positions.
+  std::vector<double> sum_i(std::size_t(2 * n), 0.0), cells(std::size_t(2 * n), 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = r.lo[i]; j <= r.hi[i]; ++j) {
+      sum_i[std::size_t(i - j + n - 1)] += i;
+      cells[std::size_t(i - j + n - 1)] += 1;
+    }
+  double q = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = r.lo[i]; j <= r.hi[i]; ++j) {
+      const std::size_t o = std::size_t(i - j + n - 1);
+      q += (i - sum_i[o] / cells[o]) * (i - sum_i[o] / cells[o]);
+    }
+  r.slope_coef.assign(std::size_t(n) * n, 0.0f);
+  if (q > 0)
+    for (int i = 0; i < n; ++i)
+      for (int j = r.lo[i]; j <= r.hi[i]; ++j) {
+        const std::size_t o = std::size_t(i - j + n - 1);
+        r.slope_coef[std::size_t(i) * n + j] = static_cast<float>((i - sum_i[o] / cells[o]) / q);
+      }
   return r;
 }
+
 
 std::int64_t samples_per_block(const Settings& s) {
   // About 2e7 multiply-adds per block: a few milliseconds of work, so snapshots refresh often
@@ -258,18 +277,7 @@ Simulator::Simulator(const Settings& s)
     return;
   }
   work_ = std::make_unique<Work>(s.n, s.d);
-  if (s.rope()) {
-    // RoPE (Su et al.): pair (2p, 2p+1) of token i turns by i * theta^(-2p/d).
-    const int n = s.n, half = s.d / 2;
-    rope_cos_.resize(std::size_t(n) * half);
-    rope_sin_.resize(std::size_t(n) * half);
-    for (int i = 0; i < n; ++i)
-      for (int p = 0; p < half; ++p) {
-        const double angle = i * std::pow(s.rope_base, -2.0 * p / s.d);
-        rope_cos_[std::size_t(i) * half + p] = static_cast<float>(std::cos(angle));
-        rope_sin_[std::size_t(i) * half + p] = static_cast<float>(std::sin(angle));
-      }
-  }
+  if (s.rope()) rope_ = rope_tables(s.n, s.d, s.rope_base, s.rope_scramble);
 }
 
 Simulator::~Simulator() = default;
@@ -277,8 +285,7 @@ Simulator::~Simulator() = default;
 const Network* Simulator::network() const { return random_weights_ ? random_weights_->network() : nullptr; }
 
 namespace {
-KernelArgs make_args(const Settings& s, const KeyRanges& keys, const std::vector<float>& rc,
-                     const std::vector<float>& rs, const AccumLayout& layout) {
+KernelArgs make_args(const Settings& s, const KeyRanges& keys, const RopeTables& rope, const AccumLayout& layout) {
   KernelArgs k{};
   k.n = s.n;
   k.d = s.d;
@@ -294,8 +301,8 @@ KernelArgs make_args(const Settings& s, const KeyRanges& keys, const std::vector
   k.bidirectional = s.mask == MaskKind::bidirectional;
   k.lo = keys.lo.data();
   k.hi = keys.hi.data();
-  k.rope_cos = rc.data();
-  k.rope_sin = rs.data();
+  k.rope_tables = &rope;
+  k.slope_coef = keys.slope_coef.data();
   k.triples = keys.recency_triples;
   k.layout = &layout;
   k.zig = &ziggurat_tables();
@@ -308,7 +315,7 @@ bool Simulator::simulate_block(std::uint64_t block, std::int64_t count, BlockSum
   sums.reset();
   BlockStream rng(s_.seed, block);
   if (random_weights_) return random_weights_->run(rng, count, &sums, nullptr, cancel);
-  const KernelArgs k = make_args(s_, keys_, rope_cos_, rope_sin_, layout_);
+  const KernelArgs k = make_args(s_, keys_, rope_, layout_);
   return run_samples(k, *work_, rng, count, &sums, nullptr, cancel);
 }
 
@@ -320,7 +327,7 @@ SampleTrace Simulator::trace_sample(std::uint64_t block, std::int64_t index) {
     random_weights_->run(rng, index + 1, nullptr, &trace, nullptr);
     return trace;
   }
-  const KernelArgs k = make_args(s_, keys_, rope_cos_, rope_sin_, layout_);
+  const KernelArgs k = make_args(s_, keys_, rope_, layout_);
   run_samples(k, *work_, rng, index + 1, nullptr, &trace, nullptr);
   return trace;
 }

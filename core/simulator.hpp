@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "accumulator.hpp"
+#include "rope.hpp"
 #include "settings.hpp"
 
 namespace maskscope {
@@ -41,7 +42,12 @@ struct KeyRanges {
   std::vector<int> lo, hi;
   std::int64_t recency_triples = 0;    // (i, k, j) with i > k > j, all keys of i: RP's comparisons
   std::int64_t adjacency_rows = 0;     // rows k >= 2 of the cosine matrix (pairs i < j < k exist)
+  // Leakage (MODEL.md section 8): a sample's within-offset slope of a map M on the query position is
+  // sum_c slope_coef[c] M_c, slope_coef[c] = (i_c - mean i of c's offset) / sum_c (i_c - mean)^2 over
+  // the unmasked cells c = (i, j) (n x n, 0 where masked; all 0 when no offset has two cells).
+  std::vector<float> slope_coef;
 };
+
 KeyRanges key_ranges(const Settings& s);
 
 // Samples per block: fixed by the settings (never by timing or threads) so the block
@@ -77,7 +83,7 @@ class Simulator {
   Settings s_;
   AccumLayout layout_;
   KeyRanges keys_;
-  std::vector<float> rope_cos_, rope_sin_;  // n x d/2
+  RopeTables rope_;
   std::unique_ptr<Work> work_;                          // parameter_free
   std::unique_ptr<RandomWeightsModel> random_weights_;  // random_weights
 };

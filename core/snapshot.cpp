@@ -85,6 +85,8 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& 
     out.recency = rp.mean;
     out.recency_se = rp.se;
     out.recency_ties = rp.ties;
+    out.leakage = leakage_of(n, keys, m, L.score(l), L.score_slope(l));
+    out.weight_leakage = leakage_of(n, keys, m, L.weight(l), L.weight_slope(l));
     if (s.random_weights()) {
       out.heads.resize(s.heads);
       for (int h = 0; h < s.heads; ++h) {
@@ -102,6 +104,7 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& 
         hs.recency = hrp.mean;
         hs.recency_se = hrp.se;
         hs.recency_ties = hrp.ties;
+        hs.leakage = s.heads == 1 ? out.leakage : leakage_of(n, keys, m, L.head_score(l, h), L.head_score_slope(l, h));
       }
     }
     out.score_diag_normalized = diagonal_normalized(out.score_mean, n);
@@ -136,6 +139,7 @@ LayerStats head_view(const LayerStats& l, int head, int n) {
   v.recency = h.recency;
   v.recency_se = h.recency_se;
   v.recency_ties = h.recency_ties;
+  v.leakage = h.leakage;
   v.score_diag_normalized = diagonal_normalized(v.score_mean, n);
   v.score_diag_q01 = quantile(v.score_diag_normalized, 0.01);
   v.score_diag_q99 = quantile(v.score_diag_normalized, 0.99);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "accumulator.hpp"
+#include "leakage.hpp"
 #include "settings.hpp"
 #include "simulator.hpp"
 
@@ -16,6 +17,7 @@ struct HeadStats {
   std::vector<double> score_mean, score_se;    // n x n, NaN where masked
   std::vector<double> weight_mean, weight_se;
   double recency = 0, recency_se = 0, recency_ties = 0;
+  Leakage leakage;  // of this head's logits (MODEL.md section 8)
 };
 
 struct LayerStats {
@@ -32,6 +34,8 @@ struct LayerStats {
   double norm_adjacency = 0, norm_adjacency_se = 0;  // adjacency of the norms (MODEL.md section 7); NaN when n < 3
   double norm_adjacency_ties = 0;
   std::vector<HeadStats> heads;                // random_weights: one per head (the maps above are their mean)
+  Leakage leakage;                             // absolute-position leakage dR^2 of the logits S (MODEL.md section 8)
+  Leakage weight_leakage;                      // ... of the attention weights A (Ruscio Eq. 3: the softmax denominator)
   std::vector<double> score_diag_normalized;   // n x n, NaN where masked
   double score_diag_q01 = 0, score_diag_q99 = 0;
 };

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -49,6 +50,8 @@ constexpr SettingFlag kSettingFlags[] = {
     {"scale", "scale", "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)", Family::parameter_free},
     {"gamma", "gamma", "residual strength [0, 1] (random_weights: default 1)"},
     {"rope", "rope", "RoPE base theta; 0 = off, else [1, 1e9]"},
+    {"rope-scramble", "rope_scramble", "RoPE's frequency bands permuted over the dimensions by this seed; 0 = off "
+                                       "(Ruscio et al.'s scrambled RoPE)"},
     {"mask", "mask", "causal | bidirectional | window:W"},
     {"unit-input", "unit_input", "rescale inputs to unit norm (0 | 1)", Family::parameter_free},
     {"heads", "heads", "attention heads H [1, 64]; d divisible by H", Family::random_weights},
@@ -199,6 +202,134 @@ int cmd_run(RunFlags& f, const CLI::App& cmd) {
   return 0;
 }
 
+// ---- leakage: Ruscio et al.'s Table 6 in miniature ----
+
+struct Ablation {
+  const char* name;   // JSON key
+  const char* title;  // table header
+  ms::Settings s;
+  bool applies = true;
+  std::shared_ptr<const ms::Snapshot> snap = nullptr;
+};
+
+double ratio(double a, double b) { return std::isfinite(a) && std::isfinite(b) && b > 0 ? a / b : NAN; }
+double ratio_se(double a, double sa, double b, double sb) {  // delta method, pairing ignored (conservative)
+  const double r = ratio(a, b);
+  if (!std::isfinite(r) || a <= 0) return NAN;
+  return r * std::sqrt((sa / a) * (sa / a) + (sb / b) * (sb / b));
+}
+
+nlohmann::json or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+int cmd_leakage(RunFlags& f, const CLI::App& cmd, bool table) {
+  auto errors = finish_settings(f, cmd);
+  if (cmd.count("--out")) {
+    if (f.out.rfind("--", 0) == 0) errors.push_back({"out", "needs a file name, got the flag '" + f.out + "'"});
+    else if (std::string why = ms::check_output_path(f.out); !why.empty()) errors.push_back({"out", why});
+  }
+  if (f.s.mask != ms::MaskKind::causal)
+    errors.push_back({"mask", "the leakage table compares the causal mask with its bidirectional ablation; use --mask causal"});
+  if (!errors.empty()) return report_invalid(errors);
+  // Ablations on the same random draws (same seed): each differs from the baseline in one thing (004 Sec. 4).
+  std::vector<Ablation> rows = {{"baseline", "baseline", f.s}, {"identity_rope", "identity RoPE", f.s},
+                                {"scrambled_rope", "scrambled RoPE", f.s}, {"bidirectional", "bidirectional", f.s}};
+  rows[1].s.rope_base = 0;
+  rows[1].s.rope_scramble = 0;
+  rows[2].s.rope_scramble = f.s.rope_scramble != 0 ? f.s.rope_scramble : 1;
+  rows[3].s.mask = ms::MaskKind::bidirectional;
+  if (!f.s.rope()) rows[1].applies = rows[2].applies = false;  // nothing to remove or scramble
+  if (f.s.rope_scramble != 0) rows[2].applies = false;           // the baseline is already scrambled
+  for (Ablation& a : rows) {
+    if (!a.applies) continue;
+    if (!f.quiet) std::cerr << "maskscope-cli: leakage: " << a.title << " (" << f.s.samples << " samples)\n";
+    a.snap = ms::run_to_completion(a.s);
+  }
+  const auto& base = *rows[0].snap;
+  nlohmann::json ablations = nlohmann::json::array(), layers = nlohmann::json::array();
+  for (const Ablation& a : rows) {
+    nlohmann::json entry = {{"name", a.name}, {"applies", a.applies}, {"config", ms::settings_to_json(a.s)}};
+    if (a.snap) {
+      nlohmann::json ls = nlohmann::json::array();
+      for (const auto& l : a.snap->layers) {
+        nlohmann::json bins = nlohmann::json::array();
+        for (const auto& b : l.leakage.bins) bins.push_back({{"from", b.from}, {"to", b.to}, {"delta_r2", or_null(b.delta_r2)}});
+        ls.push_back({{"layer", l.layer}, {"delta_r2", or_null(l.leakage.delta_r2)}, {"delta_r2_se", or_null(l.leakage.delta_r2_se)},
+                      {"delta_r2_mean_map", or_null(l.leakage.delta_r2_mean_map)}, {"r2_base", or_null(l.leakage.r2_base)},
+                      {"weight_delta_r2", or_null(l.weight_leakage.delta_r2)}, {"delta_r2_bins", bins}});
+      }
+      entry["layers"] = std::move(ls);
+    }
+    ablations.push_back(std::move(entry));
+  }
+  auto cell = [&](const Ablation& a, std::size_t l) -> const ms::Leakage* {
+    return a.snap && l < a.snap->layers.size() ? &a.snap->layers[l].leakage : nullptr;
+  };
+  for (std::size_t l = 0; l < base.layers.size(); ++l) {
+    const ms::Leakage& b = *cell(rows[0], l);
+    nlohmann::json row = {{"layer", int(l) + 1}};
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const ms::Leakage* c = cell(rows[k], l);
+      row[rows[k].name] = c ? nlohmann::json{{"delta_r2", or_null(c->delta_r2)}, {"delta_r2_se", or_null(c->delta_r2_se)}}
+                            : nlohmann::json(nullptr);
+      if (k > 0)
+        row[std::string(rows[k].name) + "_ratio"] =
+            c ? nlohmann::json{{"value", or_null(ratio(c->delta_r2, b.delta_r2))},
+                               {"se", or_null(ratio_se(c->delta_r2, c->delta_r2_se, b.delta_r2, b.delta_r2_se))}}
+              : nlohmann::json(nullptr);
+    }
+    const ms::Leakage& bi = *cell(rows[3], l);
+    row["causal_mask_share"] = or_null(1.0 - ratio(bi.delta_r2, b.delta_r2));  // Ruscio Eq. 5
+    layers.push_back(std::move(row));
+  }
+  nlohmann::json out = {{"source", "Ruscio et al. (004), Table 6 and Eq. 5; MODEL.md section 8"},
+                        {"config", ms::settings_to_json(f.s)},
+                        {"samples", base.samples_done},
+                        {"ablations", std::move(ablations)},
+                        {"layers", std::move(layers)},
+                        {"maskscope_version", ms::kVersion}};
+  std::string text = out.dump(1) + "\n";
+  if (table) {
+    char buf[256];
+    std::string t = "Absolute-position leakage dR^2 of the logits (Ruscio et al. Table 6), " + ms::short_label(f.s) +
+                    ", n " + std::to_string(f.s.n) + ", d " + std::to_string(f.s.d) + ", " + std::to_string(base.samples_done) +
+                    " samples, seed " + std::to_string(f.s.seed) + "\n";
+    std::snprintf(buf, sizeof buf, "%-6s %-22s %-22s %-22s %-22s %9s %9s %9s %10s\n", "layer", "baseline", "identity RoPE",
+                  "scrambled RoPE", "bidirectional", "id/base", "scr/base", "bi/base", "mask share");
+    t += buf;
+    auto pm = [](const ms::Leakage* c) {
+      char b[64];
+      if (!c || !std::isfinite(c->delta_r2)) return std::string("n/a");
+      std::snprintf(b, sizeof b, "%.3g \u00b1 %.2g", c->delta_r2, c->delta_r2_se);
+      return std::string(b);
+    };
+    auto rt = [](double v) {
+      char b[32];
+      if (!std::isfinite(v)) return std::string("n/a");
+      std::snprintf(b, sizeof b, "%.3g", v);
+      return std::string(b);
+    };
+    for (std::size_t l = 0; l < base.layers.size(); ++l) {
+      const ms::Leakage& b = *cell(rows[0], l);
+      auto r = [&](std::size_t k) { const ms::Leakage* c = cell(rows[k], l); return rt(c ? ratio(c->delta_r2, b.delta_r2) : NAN); };
+      const ms::Leakage* bi = cell(rows[3], l);
+      std::snprintf(buf, sizeof buf, "%-6zu %-22s %-22s %-22s %-22s %9s %9s %9s %10s\n", l + 1, pm(&b).c_str(),
+                    pm(cell(rows[1], l)).c_str(), pm(cell(rows[2], l)).c_str(), pm(bi).c_str(), r(1).c_str(), r(2).c_str(),
+                    r(3).c_str(), rt(1.0 - ratio(bi->delta_r2, b.delta_r2)).c_str());
+      t += buf;
+    }
+    if (!f.s.rope()) t += "(identity / scrambled RoPE: n/a, the baseline has no RoPE; add --rope 10000)\n";
+    t += "mask share = 1 - dR^2_bidirectional / dR^2_causal (Ruscio Eq. 5); \u00b1 one standard error\n";
+    text = t;
+  }
+  if (f.out.empty()) {
+    std::cout << text;
+  } else if (std::string error; !ms::write_file_atomic(f.out, text, error)) {
+    std::cerr << "maskscope-cli: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 struct TheoryFlags {
   std::string kind;
   std::string n_text = "10", d_text = "64", alpha_text = "0", gamma_text = "0";
@@ -331,6 +462,15 @@ int main(int argc, char** argv) {
   run->add_option("--out", run_flags.out, "output JSON file (default: standard output)");
   run->add_flag("--quiet", run_flags.quiet, "no progress line on stderr")->disable_flag_override();
 
+  RunFlags leakage_flags;
+  bool leakage_table = false;
+  auto* leakage = app.add_subcommand("leakage", "absolute-position leakage dR^2: the baseline and its identity-RoPE, "
+                                                "scrambled-RoPE and bidirectional ablations (Ruscio et al. Table 6)");
+  add_setting_flags(*leakage, leakage_flags);
+  leakage->add_option("--out", leakage_flags.out, "output file (default: standard output)");
+  leakage->add_flag("--quiet", leakage_flags.quiet, "no progress on stderr")->disable_flag_override();
+  leakage->add_flag("--table", leakage_table, "a readable table instead of JSON")->disable_flag_override();
+
   TheoryFlags theory_flags;
   auto* theory = app.add_subcommand("theory", "print a closed form of the papers as JSON");
   theory->add_option("--kind", theory_flags.kind, "h_of_j | behind_rope_layer2 | ln_recency_s2")->required();
@@ -361,6 +501,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run) return cmd_run(run_flags, *run);
+    if (*leakage) return cmd_leakage(leakage_flags, *leakage, leakage_table);
   } catch (const std::bad_alloc&) {
     std::cerr << "maskscope-cli: out of memory; lower n, layers or threads\n";
     return 1;
