@@ -72,6 +72,7 @@ Leakage leakage_of(int n, const KeyRanges& keys, const std::vector<double>& mean
   const double N = m2.empty() ? 1.0 : double(count);
   const Fit all = fit(n, keys, mean, m2, N, 0, n);
   out.slope = all.b;
+  out.slope_se = slope_se;
   out.r2_base = all.ok ? 1.0 - all.sse_base / all.sst : kNaN;
   out.delta_r2 = delta_r2(all, N);
   out.delta_r2_se = all.ok ? N * all.q / all.sst * std::sqrt(4 * all.b * all.b * slope_se * slope_se + 2 * std::pow(slope_se, 4))
@@ -94,7 +95,7 @@ Leakage leakage_of(int n, const KeyRanges& keys, const RunMoments& m, std::size_
     }
   if (m.count == 0) {
     Leakage none;
-    none.delta_r2 = none.delta_r2_se = none.delta_r2_mean_map = none.r2_base = kNaN;
+    none.delta_r2 = none.delta_r2_se = none.delta_r2_mean_map = none.r2_base = none.slope = none.slope_se = kNaN;
     none.bins = leakage_bins(n);
     return none;
   }

@@ -187,11 +187,13 @@ void record_layer(const KernelArgs& k, const float* y, const float* xn, const fl
 // into `trace` when given. Returns false if cancelled (checked every sample and layer).
 MASKSCOPE_KERNEL_CLONES
 bool run_samples(const KernelArgs& k, Simulator::Work& w, BlockStream& rng, std::int64_t count,
-                 BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel) {
+                 BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel,
+                 std::vector<SampleTrace>* every = nullptr) {
   const int n = k.n, d = k.d;
   for (std::int64_t t = 0; t < count; ++t) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
-    const bool record = trace && t == count - 1;
+    if (every) trace = &(*every)[std::size_t(t)];
+    const bool record = trace && (every || t == count - 1);
     draw_inputs(k, rng, w.x.data(), w.v.data());
     if (record) trace->input.assign(w.x.begin(), w.x.end());
 
@@ -317,6 +319,16 @@ bool Simulator::simulate_block(std::uint64_t block, std::int64_t count, BlockSum
   if (random_weights_) return random_weights_->run(rng, count, &sums, nullptr, cancel);
   const KernelArgs k = make_args(s_, keys_, rope_, layout_);
   return run_samples(k, *work_, rng, count, &sums, nullptr, cancel);
+}
+
+std::vector<SampleTrace> Simulator::trace_block(std::uint64_t block, std::int64_t count) {
+  std::vector<SampleTrace> traces(static_cast<std::size_t>(count));
+  for (auto& t : traces) t.layers.resize(s_.layers);
+  BlockStream rng(s_.seed, block);
+  if (random_weights_) return {};  // parameter-free only (tests)
+  const KernelArgs k = make_args(s_, keys_, rope_, layout_);
+  run_samples(k, *work_, rng, count, nullptr, nullptr, nullptr, &traces);
+  return traces;
 }
 
 SampleTrace Simulator::trace_sample(std::uint64_t block, std::int64_t index) {

@@ -70,6 +70,8 @@ class Simulator {
 
   // The sample at `index` within `block`, with every intermediate.
   SampleTrace trace_sample(std::uint64_t block, std::int64_t index);
+  // The first `count` samples of `block`, each with every intermediate (parameter-free model; for tests).
+  std::vector<SampleTrace> trace_block(std::uint64_t block, std::int64_t count);
 
   // Number of (i, k, j) triples the recency probability counts per sample.
   std::int64_t recency_triples() const { return keys_.recency_triples; }

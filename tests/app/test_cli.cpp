@@ -189,6 +189,46 @@ TEST_CASE("random_weights: every invalid flag or combination exits 2 naming the 
   }
 }
 
+TEST_CASE("leakage: the run JSON's dR^2 keys, and the four-way table of maskscope-cli leakage") {
+  const std::string path = work("leak_run.json");
+  REQUIRE(cli("run --n 8 --d 32 --layers 2 --samples 2000 --quiet --out " + path).code == 0);
+  std::ifstream is(path);
+  const auto j = nlohmann::json::parse(is);
+  for (const auto& L : j["layers"]) {
+    for (const char* key : {"delta_r2", "delta_r2_se", "delta_r2_mean_map", "r2_base", "weight_delta_r2"})
+      CHECK(L[key].is_number());
+    REQUIRE(L["delta_r2_bins"].size() == 2);  // [0, 5) and [5, 8)
+    CHECK(L["delta_r2_bins"][0]["from"] == 0);
+    CHECK(L["delta_r2_bins"][1]["to"] == 8);
+  }
+  const std::string lpath = work("leak.json");
+  fs::remove(lpath);
+  const Result r = cli("leakage --n 10 --d 32 --layers 2 --norm l2 --scale one --gamma 1 --unit-input 1 --alpha 0.2 "
+                       "--rope 10000 --samples 3000 --quiet --out " + lpath);
+  REQUIRE(r.code == 0);
+  std::ifstream il(lpath);
+  const auto k = nlohmann::json::parse(il);
+  REQUIRE(k["ablations"].size() == 4);
+  CHECK(k["ablations"][1]["config"]["rope"] == 0.0);            // identity RoPE
+  CHECK(k["ablations"][2]["config"]["rope_scramble"] == 1);     // scrambled RoPE
+  CHECK(k["ablations"][3]["config"]["mask"] == "bidirectional");
+  CHECK(k["ablations"][3]["config"]["seed"] == k["config"]["seed"]);  // same random draws
+  const auto& l2 = k["layers"][1];
+  const double base = l2["baseline"]["delta_r2"], bi = l2["bidirectional"]["delta_r2"];
+  CHECK(l2["causal_mask_share"].get<double>() == doctest::Approx(1 - bi / base));
+  CHECK(l2["identity_rope_ratio"]["value"].get<double>() ==
+        doctest::Approx(l2["identity_rope"]["delta_r2"].get<double>() / base));
+  const Result t = cli("leakage --n 10 --d 32 --layers 2 --samples 500 --quiet --table");
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("bidirectional") != std::string::npos);
+  CHECK(t.out.find("n/a") != std::string::npos);  // no RoPE in the baseline: its RoPE ablations do not apply
+  // Refusals: exit 2 naming the flag.
+  CHECK(cli("leakage --mask bidirectional --samples 10").code == 2);
+  const Result bad = cli("run --rope-scramble 3 --samples 10 --out " + work("never.json"));
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--rope-scramble") != std::string::npos);
+}
+
 TEST_CASE("issue 9's parsing table: decimal only, empty is an error, no wrapping, no flag taken as a value") {
   const std::string path = work("never2.json");
   // {arguments, flag that must be named, text the message must contain}
