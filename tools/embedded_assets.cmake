@@ -3,7 +3,7 @@
 # OUT (a C++ source) from them through tools/embed.cmake.
 set(MASKSCOPE_PRESET_NAMES behind-rope-fig2 behind-rope-fig4 behind-rope-fig7 behind-rope-fig10 ln-recency-fig1
                            ln-recency-fig2 ln-recency-fig5 zuo-fig1 zuo-table4 zuo-table5 zuo-table6
-                           zuo-embedding-scale)
+                           zuo-embedding-scale leakage-behind-rope leakage-ln-recency)
 
 function(maskscope_embed_assets out root)
   set(files ${root}/shaders/heatmap.vert ${root}/shaders/heatmap.frag)

@@ -25,11 +25,12 @@ E parse_name(const std::string& text, const std::string& what, const std::array<
   throw std::runtime_error(what + ": '" + text + "'; valid: " + valid);
 }
 
-const std::array<std::pair<const char*, Tab>, 5> kTabs = {{{"attention", Tab::attention},
+const std::array<std::pair<const char*, Tab>, 6> kTabs = {{{"attention", Tab::attention},
                                                           {"diagonal", Tab::diagonal},
                                                           {"hofj", Tab::h_of_j},
                                                           {"metrics", Tab::metrics},
-                                                          {"figure", Tab::figure}}};
+                                                          {"figure", Tab::figure},
+                                                          {"leakage", Tab::leakage}}};
 const std::array<std::pair<const char*, Quantity>, 4> kQuantities = {
     {{"score", Quantity::score}, {"weight", Quantity::weight}, {"cosine", Quantity::cosine}, {"norm", Quantity::norm}}};
 const std::array<std::pair<const char*, Transform>, 2> kTransforms = {

@@ -13,7 +13,7 @@
 
 namespace maskscope::gui {
 
-enum class Tab { attention, diagonal, h_of_j, metrics, figure };
+enum class Tab { attention, diagonal, h_of_j, metrics, figure, leakage };
 // norm: the layer's output norms ||x_i|| per position (Chi et al.'s variance signal; Zuo et al. Table 6).
 enum class Quantity { score, weight, cosine, norm };
 enum class Transform { raw, diagonal_normalized };  // Behind RoPE Fig. 4: each diagonal minus its mean

@@ -75,6 +75,9 @@ void Views::draw(float ui_scale) {
         "Each diagonal (offset i - j) minus its mean: relative patterns vanish, absolute position remains (Behind RoPE Fig. 4).");
     tab("h(j) and norms", Tab::h_of_j, "Inverse norms after layer 1 beside the closed form (LN-recency Eq. 42, Behind RoPE Eq. 3).");
     tab("Metrics", Tab::metrics, "Recency probability and adjacency score per layer, with standard errors and ties.");
+    tab("Leakage", Tab::leakage,
+        "Absolute-position leakage dR^2 (Ruscio et al.): how much the query position explains beyond the relative "
+        "offset, causal beside bidirectional, by position bin, and where in the map it lives.");
     tab("Figure", Tab::figure, "Comparison grids of configurations for papers, exported as PNG, SVG and CSV.");
     ImGui::EndTabBar();
     requested_tab_ = false;
@@ -85,7 +88,9 @@ void Views::draw(float ui_scale) {
       case Tab::h_of_j: draw_h_of_j_tab(*shown_, view_); break;
       case Tab::metrics: draw_metrics_tab(*shown_); break;
       case Tab::figure: draw_figure_tab(figure_, controller_.settings(), view_); break;
+      case Tab::leakage: leakage_.draw(*shown_, renderer_, view_); break;
     }
+  if (view_.tab != Tab::leakage) leakage_.stop();  // its twin run costs CPU only while shown
   ImGui::EndChild();
   draw_status_line(controller_, panels_, message_, message_error_);
   ImGui::EndGroup();

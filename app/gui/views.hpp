@@ -11,6 +11,7 @@
 #include "controller.hpp"
 #include "figure_workbench.hpp"
 #include "heatmap.hpp"
+#include "live.hpp"
 #include "panels.hpp"
 
 namespace maskscope::gui {
@@ -56,6 +57,7 @@ class Views {
   int shown_restart_ = -1;
   double first_heatmap_s_ = -1;
   FigureWorkbench figure_;
+  LeakageTab leakage_;
   std::string preset_path_ = "preset.json";
   std::string message_;
   bool message_error_ = false;

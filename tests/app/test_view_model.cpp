@@ -215,7 +215,7 @@ TEST_CASE("figure layers text and the checked settings reader") {
   CHECK_THROWS_WITH_AS(apply_settings_json({{"nn", 3}}, s, "--set"), doctest::Contains("unknown setting 'nn'"), std::runtime_error);
   apply_settings_json({{"n", 12}}, s, "--set");
   CHECK(s.n == 12);
-  CHECK(setting_keys().size() == 22);
+  CHECK(setting_keys().size() == 23);
 }
 
 TEST_CASE("random weights in the views: layer 0 first for cosines and norms, norm bars, one head's maps") {

@@ -21,6 +21,10 @@ namespace maskscope::gui {
 
 // table: rows x layers of the rows' metric with its SE (Zuo et al. Tables 4-6), exported as CSV too.
 enum class FigureKind { heatmaps, h_of_j, table };
+// What a table figure's cells hold: the row's own metric (RP, adj, norm adj by what it shows), or the
+// absolute-position leakage dR^2 of the logits or of the weights (Ruscio et al.; MODEL.md section 8).
+enum class TableMetric { automatic, delta_r2, weight_delta_r2 };
+std::string_view to_string(TableMetric m);
 
 struct FigureRow {
   std::string label;  // empty: short_label(settings)
@@ -49,6 +53,7 @@ struct FigureSpec {
   RangeMode range = RangeMode::robust;  // how each panel's colour range is chosen
   bool grey_noise = true;    // centred maps: grey where |value| <= 2 SE
   bool show_metric = true;   // RP (S, A), adjacency (cos) or norm adjacency (||x||) in each panel's title
+  TableMetric table_metric = TableMetric::automatic;  // table figures only
   ColormapId sequential = ColormapId::rocket;
   ColormapId diverging = ColormapId::rdbu;
   bool operator==(const FigureSpec&) const = default;

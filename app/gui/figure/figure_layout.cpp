@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 
 #include "format.hpp"
 
@@ -254,7 +255,7 @@ Scene layout_table(const FigureData& data) {
     const std::string metric = data.cells[r].empty() ? "" : data.cells[r][0].metric_name;
     label_w = std::max(label_w, fs_label * 0.58f * float(data.row_labels[r].size() + metric.size() + 4));
   }
-  const float col_w = 96, row_h = fs_cell + 9;
+  const float col_w = 112, row_h = fs_cell + 9;
   float top = 8;
   if (!spec.title.empty()) top += fs_title + 10;
   const bool group_titles = std::any_of(data.group_titles.begin(), data.group_titles.end(),
@@ -287,7 +288,12 @@ Scene layout_table(const FigureData& data) {
                                  Anchor::start, false, false, kBlack});
     for (std::size_t c = 0; c < data.cells[r].size(); ++c) {
       const FigureCell& cell = data.cells[r][c];
-      const std::string text = !cell.available ? "..." : std::isfinite(cell.metric) ? value_with_se(cell.metric, cell.metric_se) : "n/a";
+      std::string text = !cell.available ? "..." : std::isfinite(cell.metric) ? value_with_se(cell.metric, cell.metric_se) : "n/a";
+      if (cell.available && std::isfinite(cell.metric) && std::max(std::fabs(cell.metric), cell.metric_se) < 1e-3) {
+        char buf[48];  // tiny values (dR^2 near 0): two significant digits each, not a row of zeros
+        std::snprintf(buf, sizeof buf, "%.2g \u00b1 %.2g", cell.metric, cell.metric_se);
+        text = buf;
+      }
       sc.items.push_back(SceneText{left + (float(c) + 0.5f) * col_w, y, fs_cell, text, Anchor::middle, false, false,
                                    cell.available ? kBlack : kGrey});
     }
@@ -295,8 +301,11 @@ Scene layout_table(const FigureData& data) {
   const float bottom = top + row_h * float(rows + 1) + 4;
   sc.items.push_back(ScenePath{{{8, bottom}, {sc.width - 8, bottom}}, kBlack, 0.8f, false});
   sc.items.push_back(SceneText{8, bottom + fs_cell + 4, fs_cell * 0.9f,
-                               "mean \u00b1 one standard error over samples; RP: recency probability, adj: adjacency score, "
-                               "norm adj: adjacency of the norms (ties 1/2)",
+                               spec.table_metric == TableMetric::automatic
+                                   ? "mean \u00b1 one standard error over samples; RP: recency probability, adj: adjacency "
+                                     "score, norm adj: adjacency of the norms (ties 1/2)"
+                                   : "dR^2 \u00b1 one standard error: R^2 of offset means + query position minus R^2 of "
+                                     "offset means, pooled over samples (Ruscio et al. Eq. 4)",
                                Anchor::start, false, false, kGrey});
   return sc;
 }

@@ -26,6 +26,15 @@ std::string_view to_string(FigureKind k) {
   return "?";
 }
 
+std::string_view to_string(TableMetric m) {
+  switch (m) {
+    case TableMetric::automatic: return "auto";
+    case TableMetric::delta_r2: return "delta_r2";
+    case TableMetric::weight_delta_r2: return "weight_delta_r2";
+  }
+  return "?";
+}
+
 std::size_t group_count(const FigureSpec& spec) { return std::max<std::size_t>(1, spec.groups.size()); }
 
 std::string row_label(const FigureRow& row) { return row.label.empty() ? short_label(row.settings) : row.label; }
@@ -134,7 +143,13 @@ FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
     c.available = true;
     const PanelStyle style{spec.hide_diagonal && !spec.difference, spec.range, spec.grey_noise};
     c.panel = build_panel(*stats, s.n, row.quantity, row.transform, style);
-    if (spec.kind == FigureKind::table || (spec.show_metric && row.transform == Transform::raw)) {
+    if (spec.kind == FigureKind::table && spec.table_metric != TableMetric::automatic) {
+      const bool weights = spec.table_metric == TableMetric::weight_delta_r2;
+      const Leakage& k = weights ? stats->weight_leakage : stats->leakage;
+      c.metric_name = weights ? "dR2 of A" : "dR2";
+      c.metric = layer == 0 ? kNaN : k.delta_r2;  // the embeddings have no attention
+      c.metric_se = layer == 0 ? kNaN : k.delta_r2_se;
+    } else if (spec.kind == FigureKind::table || (spec.show_metric && row.transform == Transform::raw)) {
       c.metric_name = c.panel.metric_name;
       c.metric = c.panel.metric;
       c.metric_se = c.panel.metric_se;

@@ -49,6 +49,14 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
   explain("heatmaps: one map per row and layer. h(j) curves: LN-recency Eq. 42 beside the simulation. table: each "
           "row's metric per layer with its SE, as Zuo et al.'s Tables 4-6 (RP for S and A, adjacency for cos, norm "
           "adjacency for ||x||), exported as CSV too.");
+  if (spec.kind == FigureKind::table) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fh * 9);
+    int metric = static_cast<int>(spec.table_metric);
+    if (ImGui::Combo("cells", &metric, "row's metric\0dR^2 of S\0dR^2 of A\0")) spec.table_metric = static_cast<TableMetric>(metric);
+    explain("What the table's cells hold: each row's own metric (by what it shows), or the absolute-position leakage "
+            "dR^2 of the logits S or of the weights A (Ruscio et al. Eq. 4), as in 004's Table 6.");
+  }
   ImGui::SameLine();
   ImGui::BeginDisabled(spec.rows.size() < 2 || spec.kind != FigureKind::heatmaps);
   ImGui::Checkbox("difference B - A", &spec.difference);

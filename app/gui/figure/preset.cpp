@@ -18,7 +18,8 @@
 namespace maskscope::embedded {
 extern const std::string_view preset_behind_rope_fig2, preset_behind_rope_fig4, preset_behind_rope_fig7,
     preset_behind_rope_fig10, preset_ln_recency_fig1, preset_ln_recency_fig2, preset_ln_recency_fig5,
-    preset_zuo_fig1, preset_zuo_table4, preset_zuo_table5, preset_zuo_table6, preset_zuo_embedding_scale;
+    preset_zuo_fig1, preset_zuo_table4, preset_zuo_table5, preset_zuo_table6, preset_zuo_embedding_scale,
+    preset_leakage_behind_rope, preset_leakage_ln_recency;
 }
 
 namespace maskscope::gui {
@@ -104,6 +105,7 @@ json preset_to_json(const Preset& p) {
             {"range", to_string(f.range)},
             {"grey_noise", f.grey_noise},
             {"show_metric", f.show_metric},
+            {"metric", to_string(f.table_metric)},
             {"colormap", colormap(f.sequential).name},
             {"diverging", colormap(f.diverging).name}}},
           {"export", {{"scale", p.export_options.scale}, {"width", p.export_options.width}}}};
@@ -123,7 +125,7 @@ Preset preset_from_json(const json& j) {
     const json& f = j.at("figure");
     check_keys(f, "figure",
                {"title", "kind", "layers", "columns", "rows", "difference", "shared_range", "hide_diagonal", "range", "grey_noise",
-                "show_metric", "colormap", "diverging"});
+                "show_metric", "metric", "colormap", "diverging"});
     FigureSpec& spec = p.figure;
     if (f.contains("title")) spec.title = get_string(f, "title", "figure");
     if (f.contains("kind")) {
@@ -178,6 +180,13 @@ Preset preset_from_json(const json& j) {
     if (f.contains("range")) spec.range = parse_range_mode(get_string(f, "range", "figure"), "figure.range");
     if (f.contains("grey_noise")) spec.grey_noise = get_bool(f, "grey_noise", "figure");
     if (f.contains("show_metric")) spec.show_metric = get_bool(f, "show_metric", "figure");
+    if (f.contains("metric")) {
+      const std::string m = get_string(f, "metric", "figure");
+      if (m == "auto") spec.table_metric = TableMetric::automatic;
+      else if (m == "delta_r2") spec.table_metric = TableMetric::delta_r2;
+      else if (m == "weight_delta_r2") spec.table_metric = TableMetric::weight_delta_r2;
+      else throw std::runtime_error("figure.metric: '" + m + "'; valid: auto, delta_r2, weight_delta_r2");
+    }
     auto lower = [](std::string s) {
       std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
       return s;
@@ -253,7 +262,8 @@ const std::vector<Preset>& shipped_presets() {
         {"behind-rope-fig4", embedded::preset_behind_rope_fig4}, {"behind-rope-fig7", embedded::preset_behind_rope_fig7},
         {"behind-rope-fig10", embedded::preset_behind_rope_fig10}, {"zuo-fig1", embedded::preset_zuo_fig1},
         {"zuo-table4", embedded::preset_zuo_table4},             {"zuo-table5", embedded::preset_zuo_table5},
-        {"zuo-table6", embedded::preset_zuo_table6},             {"zuo-embedding-scale", embedded::preset_zuo_embedding_scale}};
+        {"zuo-table6", embedded::preset_zuo_table6},             {"zuo-embedding-scale", embedded::preset_zuo_embedding_scale},
+        {"leakage-behind-rope", embedded::preset_leakage_behind_rope}, {"leakage-ln-recency", embedded::preset_leakage_ln_recency}};
     std::vector<Preset> out;
     for (const auto& [name, text] : sources) {
       // Shipped presets are checked by the tests; a broken one is skipped rather than crash the app.

@@ -28,6 +28,19 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
 // h(j): the closed form that applies to the settings beside the simulation (h_of_j.hpp).
 void draw_h_of_j_tab(const Snapshot& snap, const ViewOptions& view);
 
+// Absolute-position leakage (Ruscio et al.; MODEL.md section 8): dR^2 per layer for the live run
+// and a bidirectional twin run with the same settings and seed, the causal-mask share, the
+// position-bin profile, and the relative / absolute split of one layer's logits.
+class LeakageTab {
+ public:
+  void draw(const Snapshot& live, HeatmapRenderer& renderer, const ViewOptions& view);
+  void stop();  // ends the twin run (the tab is not shown)
+
+ private:
+  std::unique_ptr<Run> twin_;
+  int layer_ = 2;
+};
+
 // RP and adjacency per layer with standard errors and tie fractions.
 void draw_metrics_tab(const Snapshot& snap);
 
