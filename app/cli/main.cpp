@@ -213,6 +213,10 @@ struct Ablation {
 };
 
 double ratio(double a, double b) { return std::isfinite(a) && std::isfinite(b) && b > 0 ? a / b : NAN; }
+// A ratio to the baseline means something only when the baseline's dR^2 stands out of its noise.
+double ratio_to(double a, const ms::Leakage& base) {
+  return base.delta_r2 > 3 * base.delta_r2_se ? ratio(a, base.delta_r2) : NAN;
+}
 double ratio_se(double a, double sa, double b, double sb) {  // delta method, pairing ignored (conservative)
   const double r = ratio(a, b);
   if (!std::isfinite(r) || a <= 0) return NAN;
@@ -273,12 +277,12 @@ int cmd_leakage(RunFlags& f, const CLI::App& cmd, bool table) {
                             : nlohmann::json(nullptr);
       if (k > 0)
         row[std::string(rows[k].name) + "_ratio"] =
-            c ? nlohmann::json{{"value", or_null(ratio(c->delta_r2, b.delta_r2))},
+            c ? nlohmann::json{{"value", or_null(ratio_to(c->delta_r2, b))},
                                {"se", or_null(ratio_se(c->delta_r2, c->delta_r2_se, b.delta_r2, b.delta_r2_se))}}
               : nlohmann::json(nullptr);
     }
     const ms::Leakage& bi = *cell(rows[3], l);
-    row["causal_mask_share"] = or_null(1.0 - ratio(bi.delta_r2, b.delta_r2));  // Ruscio Eq. 5
+    row["causal_mask_share"] = or_null(1.0 - ratio_to(bi.delta_r2, b));  // Ruscio Eq. 5
     layers.push_back(std::move(row));
   }
   nlohmann::json out = {{"source", "Ruscio et al. (004), Table 6 and Eq. 5; MODEL.md section 8"},
@@ -310,15 +314,16 @@ int cmd_leakage(RunFlags& f, const CLI::App& cmd, bool table) {
     };
     for (std::size_t l = 0; l < base.layers.size(); ++l) {
       const ms::Leakage& b = *cell(rows[0], l);
-      auto r = [&](std::size_t k) { const ms::Leakage* c = cell(rows[k], l); return rt(c ? ratio(c->delta_r2, b.delta_r2) : NAN); };
+      auto r = [&](std::size_t k) { const ms::Leakage* c = cell(rows[k], l); return rt(c ? ratio_to(c->delta_r2, b) : NAN); };
       const ms::Leakage* bi = cell(rows[3], l);
       std::snprintf(buf, sizeof buf, "%-6zu %-22s %-22s %-22s %-22s %9s %9s %9s %10s\n", l + 1, pm(&b).c_str(),
                     pm(cell(rows[1], l)).c_str(), pm(cell(rows[2], l)).c_str(), pm(bi).c_str(), r(1).c_str(), r(2).c_str(),
-                    r(3).c_str(), rt(1.0 - ratio(bi->delta_r2, b.delta_r2)).c_str());
+                    r(3).c_str(), rt(1.0 - ratio_to(bi->delta_r2, b)).c_str());
       t += buf;
     }
     if (!f.s.rope()) t += "(identity / scrambled RoPE: n/a, the baseline has no RoPE; add --rope 10000)\n";
-    t += "mask share = 1 - dR^2_bidirectional / dR^2_causal (Ruscio Eq. 5); \u00b1 one standard error\n";
+    t += "mask share = 1 - dR^2_bidirectional / dR^2_causal (Ruscio Eq. 5); \u00b1 one standard error; ratios only where "
+         "the baseline's dR^2 exceeds 3 SE\n";
     text = t;
   }
   if (f.out.empty()) {
