@@ -96,9 +96,11 @@ void split_map(HeatmapRenderer& renderer, int slot, const std::vector<double>& v
   p.n = n;
   p.value = values;
   p.se.assign(values.size(), std::numeric_limits<double>::quiet_NaN());
-  fit_range(p, RangeMode::robust, centred, false);
+  if (view.hide_diagonal)  // as the Attention tab: S_ii = ||y_i||^2 scale would swamp the colour range
+    for (int i = 1; i < n; ++i) p.value[std::size_t(i) * n + i] = std::numeric_limits<double>::quiet_NaN();
+  fit_range(p, RangeMode::robust, centred, view.hide_diagonal);
   std::vector<float> texels(values.size());
-  for (std::size_t e = 0; e < values.size(); ++e) texels[e] = static_cast<float>(values[e]);
+  for (std::size_t e = 0; e < values.size(); ++e) texels[e] = static_cast<float>(p.value[e]);
   renderer.upload(slot, texels, n);
   ImGui::BeginGroup();
   ImGui::TextUnformatted(title);
@@ -142,9 +144,11 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
   ImGui::SetNextItemWidth(fh * 10);
   ImGui::SliderInt("layer", &layer_, 1, int(live.layers.size()), "layer %d", ImGuiSliderFlags_AlwaysClamp);
   explain("The layer of the position-bin profile, the causal-mask share and the relative / absolute split below.");
-  const LayerStats& ls = live.layers[std::size_t(layer_ - 1)];
+  // With several heads, the head chosen under View (or the mean of heads) is the one shown.
+  const LayerStats ls = head_view(live.layers[std::size_t(layer_ - 1)], view.head, s.n);
   const Leakage& c = ls.leakage;
-  const Leakage* b = bi_snap ? &bi_snap->layers[std::size_t(layer_ - 1)].leakage : nullptr;
+  const LayerStats bi_layer = bi_snap ? head_view(bi_snap->layers[std::size_t(layer_ - 1)], view.head, s.n) : LayerStats{};
+  const Leakage* b = bi_snap ? &bi_layer.leakage : nullptr;
   ImGui::SameLine();
   if (!causal) {
     ImGui::TextDisabled("  The live run is bidirectional: the causal-mask share needs the causal mask (Ruscio Eq. 5).");
