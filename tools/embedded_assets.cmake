@@ -4,6 +4,8 @@
 set(MASKSCOPE_PRESET_NAMES behind-rope-fig2 behind-rope-fig4 behind-rope-fig7 behind-rope-fig10 ln-recency-fig1
                            ln-recency-fig2 ln-recency-fig5 zuo-fig1 zuo-table4 zuo-table5 zuo-table6
                            zuo-embedding-scale leakage-behind-rope leakage-ln-recency)
+# Shipped lessons (assets/lessons), listed in the Lessons menu in this order.
+set(MASKSCOPE_LESSON_NAMES where-position-comes-from layernorm-recency random-networks absolute-leakage)
 
 function(maskscope_embed_assets out root)
   set(files ${root}/shaders/heatmap.vert ${root}/shaders/heatmap.frag)
@@ -17,12 +19,17 @@ function(maskscope_embed_assets out root)
     string(REPLACE "-" "_" id ${p})
     list(APPEND names preset_${id})
   endforeach()
+  foreach(l ${MASKSCOPE_LESSON_NAMES})
+    list(APPEND files ${root}/assets/lessons/${l}.json)
+    string(REPLACE "-" "_" id ${l})
+    list(APPEND names lesson_${id})
+  endforeach()
   string(REPLACE ";" "|" files_arg "${files}")
   string(REPLACE ";" "|" names_arg "${names}")
   add_custom_command(
     OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} "-DOUT=${out}" "-DFILES=${files_arg}" "-DNAMES=${names_arg}" -P ${root}/tools/embed.cmake
     DEPENDS ${files} ${root}/tools/embed.cmake
-    COMMENT "Embedding shaders, colormaps and presets"
+    COMMENT "Embedding shaders, colormaps, presets and lessons"
     VERBATIM)
 endfunction()

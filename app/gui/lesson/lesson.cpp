@@ -1,0 +1,247 @@
+// Lessons from JSON, step settings, live text (see lesson.hpp).
+#include "lesson.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/result_json.hpp"
+#include "core/strict_number.hpp"
+#include "format.hpp"
+
+namespace maskscope::embedded {
+extern const std::string_view lesson_where_position_comes_from, lesson_layernorm_recency, lesson_random_networks,
+    lesson_absolute_leakage;
+}
+
+namespace maskscope::gui {
+
+namespace {
+
+using nlohmann::json;
+
+void only_keys(const json& j, const std::string& where, std::initializer_list<const char*> keys) {
+  if (!j.is_object()) throw std::runtime_error(where + ": expected a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return it.key() == k; })) {
+      std::string valid;
+      for (const char* k : keys) valid += (valid.empty() ? "" : ", ") + std::string(k);
+      throw std::runtime_error(where + ": unknown key '" + it.key() + "'; valid: " + valid);
+    }
+}
+
+std::string text_of(const json& j, const char* key, const std::string& where) {
+  const json& v = j.at(key);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) {  // a list of sentences, joined
+    std::string out;
+    for (const auto& s : v) {
+      if (!s.is_string()) throw std::runtime_error(where + "." + key + ": expected text or a list of texts");
+      out += (out.empty() ? "" : " ") + s.get<std::string>();
+    }
+    return out;
+  }
+  throw std::runtime_error(where + "." + key + ": expected text or a list of texts");
+}
+
+int index_of(const json& j, const char* key, const std::string& where, int lo, int hi) {
+  return int(whole_number(where + "." + key, j.at(key), lo, hi));
+}
+
+}  // namespace
+
+Lesson lesson_from_json(const json& j, const std::string& where) {
+  only_keys(j, where, {"maskscope", "title", "description", "settings", "view", "steps"});
+  Lesson l;
+  if (!j.contains("title")) throw std::runtime_error(where + ": missing 'title'");
+  l.title = text_of(j, "title", where);
+  if (j.contains("description")) l.description = text_of(j, "description", where);
+  if (j.contains("settings")) apply_settings_json(j.at("settings"), l.settings, where + ": settings");
+  if (j.contains("view")) view_from_json(j.at("view"), l.view);
+  if (!j.contains("steps") || !j.at("steps").is_array() || j.at("steps").empty())
+    throw std::runtime_error(where + ": 'steps' must be a non-empty list");
+  const json& steps = j.at("steps");
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const std::string at = where + ": steps[" + std::to_string(k) + "]";
+    const json& s = steps[k];
+    only_keys(s, at, {"title", "text", "equations", "set", "view", "point", "theory"});
+    LessonStep step;
+    if (!s.contains("title") || !s.contains("text")) throw std::runtime_error(at + ": needs 'title' and 'text'");
+    step.title = text_of(s, "title", at);
+    step.text = text_of(s, "text", at);
+    if (s.contains("equations")) {
+      if (!s.at("equations").is_array()) throw std::runtime_error(at + ".equations: expected a list of texts");
+      for (const auto& e : s.at("equations")) {
+        if (!e.is_string()) throw std::runtime_error(at + ".equations: expected a list of texts");
+        step.equations.push_back(e.get<std::string>());
+      }
+    }
+    if (s.contains("set")) step.set = s.at("set");
+    if (s.contains("view")) step.view = s.at("view");
+    if (s.contains("point")) {
+      const json& p = s.at("point");
+      only_keys(p, at + ".point", {"layer", "rows", "cols", "label"});
+      LessonPointer ptr;
+      ptr.layer = index_of(p, "layer", at + ".point", 0, Limits::layers_max);
+      auto range = [&](const char* key, int& a, int& b) {
+        if (!p.contains(key)) return;
+        const json& r = p.at(key);
+        if (!r.is_array() || r.size() != 2) throw std::runtime_error(at + ".point." + key + ": expected [first, last]");
+        a = int(whole_number(at + ".point." + key, r[0], 0, Limits::n_max - 1));
+        b = int(whole_number(at + ".point." + key, r[1], a, Limits::n_max - 1));
+      };
+      range("rows", ptr.row0, ptr.row1);
+      range("cols", ptr.col0, ptr.col1);
+      if (p.contains("label")) ptr.label = text_of(p, "label", at + ".point");
+      step.point = ptr;
+    }
+    if (s.contains("theory")) {
+      const std::string t = text_of(s, "theory", at);
+      if (t == "layer1_weights") step.theory = LessonTheory::layer1_weights;
+      else if (t != "none") throw std::runtime_error(at + ".theory: '" + t + "'; valid: none, layer1_weights");
+    }
+    l.steps.push_back(std::move(step));
+    // Each step's settings and view must be valid where they apply (names the step and the key).
+    Settings step_settings;
+    try {
+      step_settings = lesson_settings(l, k);  // names "steps[k].set.KEY" on a bad value
+    } catch (const std::exception& e) {
+      throw std::runtime_error(where + ": " + e.what());
+    }
+    for (const auto& e : validate(step_settings)) throw std::runtime_error(at + ".set." + e.setting + ": " + e.message);
+    try {
+      (void)lesson_view(l, k);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(at + ": " + e.what());
+    }
+    const LessonStep& added = l.steps.back();
+    if (added.point && added.point->layer > step_settings.layers)
+      throw std::runtime_error(at + ".point.layer: " + std::to_string(added.point->layer) + " is beyond the step's " +
+                               std::to_string(step_settings.layers) + " layers");
+  }
+  return l;
+}
+
+Settings lesson_settings(const Lesson& l, std::size_t k) {
+  Settings s = l.settings;
+  for (std::size_t i = 0; i <= k && i < l.steps.size(); ++i)
+    apply_settings_json(l.steps[i].set, s, "steps[" + std::to_string(i) + "].set");
+  return s;
+}
+
+ViewOptions lesson_view(const Lesson& l, std::size_t k) {
+  ViewOptions v = l.view;
+  for (std::size_t i = 0; i <= k && i < l.steps.size(); ++i) view_from_json(l.steps[i].view, v);
+  return v;
+}
+
+bool load_lesson_file(const std::string& path, Lesson& out, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "cannot read lesson file '" + path + "'";
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    json j;
+    try {
+      j = json::parse(ss.str());
+    } catch (const json::parse_error& e) {
+      error = path + ": not valid JSON (truncated or corrupt?) at byte " + std::to_string(e.byte);
+      return false;
+    }
+    Lesson l = lesson_from_json(j, path);
+    const std::string stem = std::filesystem::path(path).stem().string();
+    l.name = stem;
+    out = std::move(l);
+    return true;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
+}
+
+std::string lesson_text(const std::string& text, const Snapshot* snap) {
+  static const std::regex placeholder(R"(\{(rp|adj|nadj|dr2|wdr2)\[(\d+)\]\}|\{samples\})");
+  std::string out;
+  auto begin = std::sregex_iterator(text.begin(), text.end(), placeholder);
+  std::size_t last = 0;
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    out += text.substr(last, std::size_t(m.position()) - last);
+    last = std::size_t(m.position() + m.length());
+    if (!snap || snap->samples_done == 0) {
+      out += "\u2026";
+      continue;
+    }
+    if (m.str() == "{samples}") {
+      out += with_thousands(snap->samples_done);
+      continue;
+    }
+    const std::string what = m[1].str();
+    const int layer = std::stoi(m[2].str());
+    const LayerStats* ls = layer_stats(*snap, layer);
+    if (!ls) {
+      out += m.str();
+      continue;
+    }
+    double v = NAN, se = NAN;
+    if (what == "rp") v = ls->recency, se = ls->recency_se;
+    else if (what == "adj") v = ls->adjacency, se = ls->adjacency_se;
+    else if (what == "nadj") v = ls->norm_adjacency, se = ls->norm_adjacency_se;
+    else if (what == "dr2") v = ls->leakage.delta_r2, se = ls->leakage.delta_r2_se;
+    else v = ls->weight_leakage.delta_r2, se = ls->weight_leakage.delta_r2_se;
+    out += std::isfinite(v) ? value_with_se(v, se) : std::string("n/a");
+  }
+  out += text.substr(last);
+  return out;
+}
+
+bool LessonPlayer::next() {
+  if (step_ + 1 >= lesson_.steps.size()) return false;
+  ++step_;
+  return true;
+}
+
+bool LessonPlayer::previous() {
+  if (step_ == 0) return false;
+  --step_;
+  return true;
+}
+
+void LessonPlayer::go(std::size_t k) { step_ = std::min(k, lesson_.steps.size() - 1); }
+
+const std::vector<Lesson>& shipped_lessons() {
+  static const std::vector<Lesson> lessons = [] {
+    const std::pair<const char*, std::string_view> sources[] = {
+        {"where-position-comes-from", embedded::lesson_where_position_comes_from},
+        {"layernorm-recency", embedded::lesson_layernorm_recency},
+        {"random-networks", embedded::lesson_random_networks},
+        {"absolute-leakage", embedded::lesson_absolute_leakage}};
+    std::vector<Lesson> out;
+    for (const auto& [name, text] : sources) {
+      try {  // checked by the tests; a broken one is skipped rather than crash the app
+        Lesson l = lesson_from_json(json::parse(text), std::string(name) + ".json");
+        l.name = name;
+        out.push_back(std::move(l));
+      } catch (const std::exception&) {
+      }
+    }
+    return out;
+  }();
+  return lessons;
+}
+
+const Lesson* find_shipped_lesson(const std::string& name) {
+  for (const Lesson& l : shipped_lessons())
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+}  // namespace maskscope::gui
