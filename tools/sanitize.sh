@@ -26,7 +26,7 @@ for mode in "${modes[@]}"; do
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
   export LP_NUM_THREADS=0
-  window_tests="gui_smoke|key_presses|figure_export"
+  window_tests="gui_smoke|key_presses|figure_export|slides_export"
   echo "== $mode: ctest, window-free tests (leak detection on)"
   (cd "$dir" && ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" ctest --output-on-failure -j1 -E "$window_tests")
   # Mesa unloads its GL driver at exit, so LeakSanitizer sees that driver's allocations with no

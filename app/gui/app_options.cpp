@@ -144,6 +144,21 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
       o.exit_when_done = true;
     } else if (a == "--ui-bench") {
       if (auto v = whole_option(a, next(), 1, 10000, errors)) o.ui_bench = int(*v);
+    } else if (a == "--lesson") {
+      const std::string name = next();
+      if (const Lesson* shipped = find_shipped_lesson(name)) o.lesson = *shipped;
+      else if (!name.empty()) {
+        Lesson l;
+        std::string error;
+        if (load_lesson_file(name, l, error)) o.lesson = l;
+        else errors.push_back("--lesson: " + error);
+      }
+    } else if (a == "--step") {
+      if (auto v = whole_option(a, next(), 1, 1000, errors)) o.lesson_step = int(*v);
+    } else if (a == "--present") {
+      o.present = true;
+    } else if (a == "--export-slides") {
+      o.slides_dir = next();
     } else if (a == "--hide-diagonal") {
       const std::string t = next();
       if (t == "1" || t == "true") o.view.hide_diagonal = true;
@@ -155,6 +170,7 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
                   "          [--range all|visible|robust] [--size WxH] [--theme dark|light] [--hide-diagonal 0|1]\n"
                   "          [--screenshot FILE [--screenshot-at-samples N | --screenshot-at-se X]]\n"
                   "          [--export-figure DIR] [--export-scale S] [--export-width PX] [--exit-when-done] [--ui-bench N]\n"
+                  "          [--lesson NAME|FILE [--step K] [--present] [--export-slides DIR]]\n"
                   "keys: %s\npresets:",
                   setting_keys_text().c_str());
       for (const auto& p : shipped_presets()) std::printf(" %s", p.name.c_str());
@@ -166,6 +182,11 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
   }
   // --set model=random_weights without --set gamma gives the family's residual strength 1, as the CLI's --model.
   if (o.settings.random_weights() && !was_random_weights && !gamma_given) o.settings.gamma = 1.0;
+  if (samples && o.lesson) o.samples_cap = *samples;
+  if (!o.slides_dir.empty() && !o.lesson) errors.push_back("--export-slides needs --lesson NAME|FILE");
+  if (o.lesson && o.lesson_step > int(o.lesson->steps.size()))
+    errors.push_back("--step " + std::to_string(o.lesson_step) + ": the lesson has " + std::to_string(o.lesson->steps.size()) +
+                     " steps");
   if (samples) {
     o.settings.samples = *samples;
     o.samples_given = true;

@@ -8,6 +8,7 @@
 
 #include "figure.hpp"
 #include "panels.hpp"
+#include "lesson.hpp"
 
 namespace maskscope::gui {
 
@@ -25,8 +26,15 @@ struct AppOptions {
   double screenshot_at_se = 0;             // > 0: ... once the largest SE on screen is at most this
   bool exit_when_done = false;
   int ui_bench = 0;  // restarts to drive for the frame-time benchmark
+  std::optional<Lesson> lesson;      // --lesson NAME|FILE: start it
+  int lesson_step = 1;               // --step K (1-based)
+  bool present = false;              // --present: presentation mode
+  std::string slides_dir;            // --export-slides DIR: one PNG per step and slides.md
+  std::optional<std::int64_t> samples_cap;  // --samples with a lesson: caps every step
 
-  bool headless() const { return exit_when_done || ui_bench > 0 || !screenshot.empty() || !export_dir.empty(); }
+  bool headless() const {
+    return exit_when_done || ui_bench > 0 || !screenshot.empty() || !export_dir.empty() || !slides_dir.empty();
+  }
 };
 
 // Parses argv into `o`. Returns -1 to go on, or an exit code (0 after --help, 2 after errors,

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <numeric>
+
+#include "core/atomic_file.hpp"
 
 #include "core/metrics.hpp"
 #include "screenshot.hpp"
@@ -40,7 +43,48 @@ bool HeadlessDriver::screenshot_due() const {
   return options_.ui_bench > 0 && bench_restarts_ == options_.ui_bench;
 }
 
+bool HeadlessDriver::slides_after_frame(int fb_w, int fb_h) {
+  LessonPlayer* player = views_.lesson();
+  if (!player) return true;
+  const bool ready = views_.showing_final_snapshot() && !views_.transition_running();
+  slide_frames_done_ = ready ? slide_frames_done_ + 1 : 0;
+  if (slide_frames_done_ < 3) return false;  // a few frames after the run: the final picture is on screen
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(options_.slides_dir, ec);
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%02zu.png", player->step() + 1);
+  std::string error;
+  if (!save_screenshot((fs::path(options_.slides_dir) / name).string(), {fb_w, fb_h, true}, error)) {
+    std::fprintf(stderr, "maskscope: cannot write slide %s: %s\n", name, error.c_str());
+    exit_code_ = 1;
+    return true;
+  }
+  const LessonStep& step = player->current();
+  if (slides_md_.empty()) slides_md_ = "# " + player->lesson().title + "\n\n" + player->lesson().description + "\n\n";
+  slides_md_ += "## " + step.title + "\n\n![" + step.title + "](" + name + ")\n\n" + lesson_text(step.text, views_.shown()) + "\n\n";
+  for (const std::string& eq : step.equations) slides_md_ += "    " + eq + "\n";
+  if (!step.equations.empty()) slides_md_ += "\n";
+  std::printf("maskscope: slide %s (%zu / %zu)\n", name, player->step() + 1, player->lesson().steps.size());
+  std::fflush(stdout);
+  if (views_.next_step()) {
+    slide_frames_done_ = 0;
+    return false;
+  }
+  if (!write_file_atomic((fs::path(options_.slides_dir) / "slides.md").string(), slides_md_, error)) {
+    std::fprintf(stderr, "maskscope: cannot write slides.md: %s\n", error.c_str());
+    exit_code_ = 1;
+  }
+  return true;
+}
+
 bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
+  if (!options_.slides_dir.empty()) {
+    const auto now = std::chrono::steady_clock::now();
+    frame_ms_.push_back(std::chrono::duration<double, std::milli>(now - last_frame_).count());
+    last_frame_ = now;
+    return slides_after_frame(fb_w, fb_h);
+  }
   if (views_.last_time_to_first_heatmap() >= 0 && last_restart_seen_ != controller_.restarts()) {
     first_heatmap_ms_.push_back(views_.last_time_to_first_heatmap() * 1000.0);
     last_restart_seen_ = controller_.restarts();

@@ -30,12 +30,17 @@ class HeadlessDriver {
 
  private:
   bool screenshot_due() const;
+  // --export-slides: one PNG per step once its run is done and the transition over, then slides.md.
+  bool slides_after_frame(int fb_w, int fb_h);
 
   const AppOptions& options_;
   Controller& controller_;
   Views& views_;
   bool exporting_ = false, exported_ = false, screenshot_taken_ = false;
   int exit_code_ = 0;
+  std::size_t slide_ = 0;
+  int slide_frames_done_ = 0;
+  std::string slides_md_;
   int bench_restarts_ = 0, bench_frame_ = 0, last_restart_seen_ = 0, frames_after_done_ = 0;
   std::vector<double> frame_ms_, first_heatmap_ms_;
   std::chrono::steady_clock::time_point last_frame_ = std::chrono::steady_clock::now();

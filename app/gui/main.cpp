@@ -93,6 +93,13 @@ int main(int argc, char** argv) {
       if (opt.export_width) p.export_options.width = *opt.export_width;
       views.apply_preset(p);
     }
+    if (opt.lesson) {
+      views.set_lesson_samples_cap(opt.samples_cap);
+      views.start_lesson(*opt.lesson);
+      views.go_to_step(std::size_t(opt.lesson_step - 1));
+      // Slides are rendered at the window's size, not the monitor's.
+      if (opt.present || !opt.slides_dir.empty()) views.set_presenting(true, opt.slides_dir.empty() && !opt.headless());
+    }
     gui::HeadlessDriver driver(opt, controller, views);
 
     while (!glfwWindowShouldClose(window)) {

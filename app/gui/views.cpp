@@ -7,14 +7,129 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
+
+#include "core/atomic_file.hpp"
 
 #include "figure_tab.hpp"
 #include "live.hpp"
 
 namespace maskscope::gui {
 
-Views::Views(Controller& controller, RunOptions run_options) : controller_(controller), figure_(std::move(run_options)) {}
+namespace {
+
+// The presentation scale is remembered across sessions in $XDG_CONFIG_HOME/maskscope/ui.json
+// (or ~/.config/maskscope/ui.json).
+std::filesystem::path ui_config_path() {
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "maskscope" / "ui.json";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".config" / "maskscope" / "ui.json";
+  return {};
+}
+
+constexpr float kScaleMin = 1.0f, kScaleMax = 3.0f;
+constexpr double kTransitionSeconds = 0.3;
+
+}  // namespace
+
+Views::Views(Controller& controller, RunOptions run_options) : controller_(controller), figure_(std::move(run_options)) {
+  const auto path = ui_config_path();
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::exists(path, ec)) return;
+  try {
+    std::ifstream in(path);
+    const auto j = nlohmann::json::parse(in);
+    if (j.contains("presentation_scale") && j.at("presentation_scale").is_number())
+      present_scale_ = std::clamp(j.at("presentation_scale").get<float>(), kScaleMin, kScaleMax);
+  } catch (const std::exception&) {
+    // a damaged settings file is ignored: the default scale applies
+  }
+}
+
+void Views::set_presentation_scale(float s) {
+  present_scale_ = std::clamp(s, kScaleMin, kScaleMax);
+  const auto path = ui_config_path();
+  if (path.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  std::string error;
+  write_file_atomic(path.string(), nlohmann::json{{"presentation_scale", present_scale_}}.dump() + "\n", error);
+}
+
+void Views::start_lesson(const Lesson& lesson) {
+  lesson_.emplace(lesson);
+  apply_step();
+  set_status_message("lesson: " + lesson.title + "  (arrows or Page Up / Down: steps; F5: present)");
+}
+
+bool Views::load_lesson(const std::string& name_or_path, std::string& error) {
+  if (const Lesson* shipped = find_shipped_lesson(name_or_path)) {
+    start_lesson(*shipped);
+    return true;
+  }
+  Lesson l;
+  if (!load_lesson_file(name_or_path, l, error)) return false;
+  start_lesson(l);
+  return true;
+}
+
+void Views::close_lesson() {
+  lesson_.reset();
+  set_presenting(false);
+}
+
+bool Views::next_step() {
+  if (!lesson_ || !lesson_->next()) return false;
+  apply_step();
+  return true;
+}
+
+bool Views::previous_step() {
+  if (!lesson_ || !lesson_->previous()) return false;
+  apply_step();
+  return true;
+}
+
+void Views::go_to_step(std::size_t k) {
+  if (!lesson_) return;
+  lesson_->go(k);
+  apply_step();
+}
+
+void Views::apply_step() {
+  // The maps on screen fade into the new run's over about 300 ms once it has its first samples.
+  controller_.set_auto_samples(false);  // the lesson's sample counts rule
+  Settings s = lesson_->settings();
+  if (lesson_samples_cap_) s.samples = std::min(s.samples, *lesson_samples_cap_);
+  transition_from_ = panels_;
+  transition_pending_ = !panels_.empty() && !controller_.settings().same_simulation(s);  // a new run will come
+  controller_.edit(s);
+  controller_.commit_undo_point();
+  const bool light = view_.light_theme;
+  view_ = lesson_->view();
+  view_.light_theme = light;
+  requested_tab_ = true;
+  if (view_.tab == Tab::figure) view_.tab = Tab::attention;  // lessons show the live maps
+}
+
+void Views::set_presenting(bool on, bool full_screen) {
+  presenting_ = on;
+  ImGui::GetIO().FontGlobalScale = on ? present_scale_ : 1.0f;
+  GLFWwindow* window = glfwGetCurrentContext();
+  if (!window || (on && !full_screen)) return;
+  // Full screen on the primary monitor (where there is one); back to the window on leaving.
+  static int saved[4] = {0, 0, 1280, 800};
+  GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+  const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
+  if (on && mode && !glfwGetWindowMonitor(window)) {
+    glfwGetWindowPos(window, &saved[0], &saved[1]);
+    glfwGetWindowSize(window, &saved[2], &saved[3]);
+    glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+  } else if (!on && glfwGetWindowMonitor(window)) {
+    glfwSetWindowMonitor(window, nullptr, saved[0], saved[1], saved[2], saved[3], 0);
+  }
+}
 
 bool Views::showing_final_snapshot() const {
   return shown_ && (shown_->finished || shown_->cancelled) && shown_restart_ == controller_.restarts();
@@ -37,10 +152,54 @@ void Views::refresh_textures() {
       texels[e] = e < p.noise.size() && p.noise[e] ? std::numeric_limits<float>::infinity() : static_cast<float>(p.value[e]);
     renderer_.upload(int(k), texels, n);
   }
+  if (new_run && snap->samples_done > 0 && transition_pending_) {
+    transition_pending_ = false;
+    transition_running_ = true;
+    transition_start_ = std::chrono::steady_clock::now();
+  }
   if (new_run && snap->samples_done > 0) {
     shown_restart_ = controller_.restarts();
     first_heatmap_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - controller_.run_started()).count();
   }
+}
+
+void Views::blend_textures() {
+  if (!transition_running_) return;
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - transition_start_).count() / kTransitionSeconds;
+  const bool done = t >= 1.0;
+  const float w = done ? 1.0f : float(t * t * (3 - 2 * t));  // smoothstep
+  for (std::size_t k = 0; k < panels_.size(); ++k) {
+    const PanelData& to = panels_[k];
+    if (to.norms) continue;
+    const PanelData* from = k < transition_from_.size() && transition_from_[k].n == to.n && !transition_from_[k].norms
+                                ? &transition_from_[k] : nullptr;
+    std::vector<float> texels(to.value.size());
+    for (std::size_t e = 0; e < texels.size(); ++e) {
+      const bool noise = e < to.noise.size() && to.noise[e];
+      const double b = to.value[e];
+      const double a = from ? from->value[e] : b;
+      texels[e] = noise ? std::numeric_limits<float>::infinity()
+                        : static_cast<float>(std::isfinite(a) && std::isfinite(b) ? (1 - w) * a + w * b : b);
+    }
+    renderer_.upload(int(k), texels, to.n);
+  }
+  if (done) {
+    transition_running_ = false;
+    transition_from_.clear();
+  }
+}
+
+void Views::draw_tab_content() {
+  const LessonPointer* point = lesson_ && lesson_->current().point ? &*lesson_->current().point : nullptr;
+  if (shown_) switch (view_.tab) {
+      case Tab::attention: draw_heatmap_grid(*shown_, panels_, view_, renderer_, false, point); break;
+      case Tab::diagonal: draw_heatmap_grid(*shown_, panels_, view_, renderer_, true, point); break;
+      case Tab::h_of_j: draw_h_of_j_tab(*shown_, view_); break;
+      case Tab::metrics: draw_metrics_tab(*shown_); break;
+      case Tab::figure: draw_figure_tab(figure_, controller_.settings(), view_); break;
+      case Tab::leakage: leakage_.draw(*shown_, renderer_, view_); break;
+    }
+  if (view_.tab != Tab::leakage) leakage_.stop();  // its twin run costs CPU only while shown
 }
 
 void Views::draw(float ui_scale) {
@@ -49,6 +208,17 @@ void Views::draw(float ui_scale) {
   figure_.refresh(false);
   renderer_.begin_frame();
   refresh_textures();
+  blend_textures();
+
+  if (presenting_) {
+    // Controls hidden: the maps above, the step's text large below, the counter and progress quiet.
+    const float text_h = ImGui::GetContentRegionAvail().y * 0.3f;
+    ImGui::BeginChild("##present_main", ImVec2(0, -text_h), false);
+    draw_tab_content();
+    ImGui::EndChild();
+    draw_lesson_panel(ui_scale, true);
+    return;
+  }
 
   ImGui::BeginChild("##controls", ImVec2(340.0f * ui_scale, 0), true);
   draw_controls(controller_, view_, edit_errors_, ui_scale);
@@ -56,6 +226,7 @@ void Views::draw(float ui_scale) {
   ImGui::SameLine();
   ImGui::BeginGroup();
   const float status_h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().WindowPadding.y;
+  if (lesson_) draw_lesson_panel(ui_scale, false);
   ImGui::BeginChild("##main", ImVec2(0, -status_h), false);
   if (ImGui::BeginTabBar("##tabs")) {
     // The tab asked for (command line, preset) is selected once; afterwards the user's clicks rule.
@@ -82,15 +253,7 @@ void Views::draw(float ui_scale) {
     ImGui::EndTabBar();
     requested_tab_ = false;
   }
-  if (shown_) switch (view_.tab) {
-      case Tab::attention: draw_heatmap_grid(*shown_, panels_, view_, renderer_, false); break;
-      case Tab::diagonal: draw_heatmap_grid(*shown_, panels_, view_, renderer_, true); break;
-      case Tab::h_of_j: draw_h_of_j_tab(*shown_, view_); break;
-      case Tab::metrics: draw_metrics_tab(*shown_); break;
-      case Tab::figure: draw_figure_tab(figure_, controller_.settings(), view_); break;
-      case Tab::leakage: leakage_.draw(*shown_, renderer_, view_); break;
-    }
-  if (view_.tab != Tab::leakage) leakage_.stop();  // its twin run costs CPU only while shown
+  draw_tab_content();
   ImGui::EndChild();
   draw_status_line(controller_, panels_, message_, message_error_);
   ImGui::EndGroup();
@@ -99,8 +262,20 @@ void Views::draw(float ui_scale) {
 
 void Views::on_key(int key, int mods) {
   if (key == GLFW_KEY_F1) show_guide_ = !show_guide_;
+  if (key == GLFW_KEY_F5) set_presenting(!presenting_);
+  if (key == GLFW_KEY_ESCAPE && presenting_) set_presenting(false);
   const bool ctrl = (mods & GLFW_MOD_CONTROL) != 0;
-  if (!ctrl || ImGui::GetIO().WantTextInput) return;  // a text field keeps its own Ctrl+Z
+  if (ImGui::GetIO().WantTextInput) return;  // a text field keeps its own keys
+  if (lesson_ && !ctrl) {  // presenter remotes send arrows and Page Up / Down
+    if (key == GLFW_KEY_RIGHT || key == GLFW_KEY_PAGE_DOWN || key == GLFW_KEY_SPACE) next_step();
+    if (key == GLFW_KEY_LEFT || key == GLFW_KEY_PAGE_UP || key == GLFW_KEY_BACKSPACE) previous_step();
+  }
+  if (ctrl && presenting_) {
+    if (key == GLFW_KEY_EQUAL || key == GLFW_KEY_KP_ADD) set_presentation_scale(present_scale_ + 0.1f);
+    if (key == GLFW_KEY_MINUS || key == GLFW_KEY_KP_SUBTRACT) set_presentation_scale(present_scale_ - 0.1f);
+    ImGui::GetIO().FontGlobalScale = present_scale_;
+  }
+  if (!ctrl) return;
   if (key == GLFW_KEY_Z) (mods & GLFW_MOD_SHIFT) ? controller_.redo() : controller_.undo();
   if (key == GLFW_KEY_Y) controller_.redo();
 }
@@ -136,6 +311,19 @@ void Views::draw_menu() {
     if (ImGui::MenuItem("Save preset as...")) open_save_ = true;
     ImGui::EndMenu();
   }
+  if (ImGui::BeginMenu("Lessons")) {
+    for (const Lesson& l : shipped_lessons()) {
+      if (ImGui::MenuItem(l.title.c_str())) start_lesson(l);
+      if (!l.description.empty()) explain(l.description.c_str());
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Open lesson file...")) open_lesson_ = true;
+    if (ImGui::MenuItem("Presentation mode", "F5", presenting_)) set_presenting(!presenting_);
+    explain("Full screen, controls hidden, the step's text large. Arrows or Page Up / Down move between steps, "
+            "Ctrl +/- scales the text for a projector (remembered), Esc leaves.");
+    if (lesson_ && ImGui::MenuItem("Close lesson")) close_lesson();
+    ImGui::EndMenu();
+  }
   if (ImGui::BeginMenu("Help")) {
     if (ImGui::MenuItem("What am I looking at?", "F1")) show_guide_ = true;
     if (ImGui::MenuItem("Keyboard shortcuts")) show_keys_ = true;
@@ -147,6 +335,21 @@ void Views::draw_menu() {
 }
 
 void Views::draw_preset_dialogs() {
+  if (open_lesson_) ImGui::OpenPopup("Open lesson");
+  open_lesson_ = false;
+  if (ImGui::BeginPopupModal("Open lesson", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::TextUnformatted("Lesson file (JSON, see the README) or a shipped lesson's name:");
+    input_string("##lessonpath", lesson_path_, ImGui::GetFontSize() * 28);
+    if (ImGui::Button("Open")) {
+      std::string error;
+      if (load_lesson(lesson_path_, error)) ImGui::CloseCurrentPopup();
+      else set_status_message(error, true);
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+    if (message_error_ && !message_.empty()) ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.25f, 1), "%s", message_.c_str());
+    ImGui::EndPopup();
+  }
   if (open_load_) ImGui::OpenPopup("Load preset");
   if (open_save_) ImGui::OpenPopup("Save preset");
   open_load_ = open_save_ = false;

@@ -4,13 +4,16 @@
 // options, the panels on screen and the figure workbench.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "controller.hpp"
 #include "figure_workbench.hpp"
 #include "heatmap.hpp"
+#include "lesson.hpp"
 #include "live.hpp"
 #include "panels.hpp"
 
@@ -34,8 +37,26 @@ class Views {
   bool load_preset(const std::string& path, std::string& error);
   Preset current_preset() const { return figure_.preset(controller_.settings(), view_); }
   FigureWorkbench& figure() { return figure_; }
-  // A queued key press (shortcuts.hpp): F1 help, Ctrl+Z undo, Ctrl+Shift+Z / Ctrl+Y redo.
+  // A queued key press (shortcuts.hpp): F1 help, Ctrl+Z undo, Ctrl+Shift+Z / Ctrl+Y redo; with a
+  // lesson: arrows and Page Up / Down move between steps, F5 presents, Esc leaves, Ctrl +/- scale.
   void on_key(int key, int mods);
+
+  // Lessons (lesson.hpp): start one at its first step; each step applies its settings and view.
+  void start_lesson(const Lesson& lesson);
+  bool load_lesson(const std::string& name_or_path, std::string& error);
+  void close_lesson();
+  LessonPlayer* lesson() { return lesson_ ? &*lesson_ : nullptr; }
+  bool next_step();
+  bool previous_step();
+  void go_to_step(std::size_t k);
+  // Presentation mode: controls hidden, the step text large, full screen when a monitor allows.
+  void set_presenting(bool on, bool full_screen = true);
+  // Caps every lesson step's sample count (--samples with --lesson: a quick draft).
+  void set_lesson_samples_cap(std::optional<std::int64_t> cap) { lesson_samples_cap_ = cap; }
+  bool transition_running() const { return transition_running_ || transition_pending_; }
+  bool presenting() const { return presenting_; }
+  float presentation_scale() const { return present_scale_; }
+  void set_presentation_scale(float s);
   void set_status_message(std::string m, bool error = false) {
     message_ = std::move(m);
     message_error_ = error;
@@ -43,6 +64,11 @@ class Views {
 
  private:
   void refresh_textures();
+  void apply_step();
+  void draw_lesson_panel(float ui_scale, bool large);
+  void draw_tab_content();
+  // Heatmap transition between a step's previous maps and the new run's (about 300 ms).
+  void blend_textures();
   void draw_menu();
   void draw_preset_dialogs();
 
@@ -58,6 +84,15 @@ class Views {
   double first_heatmap_s_ = -1;
   FigureWorkbench figure_;
   LeakageTab leakage_;
+  std::optional<LessonPlayer> lesson_;
+  bool presenting_ = false;
+  float present_scale_ = 1.6f;
+  std::vector<PanelData> transition_from_;
+  std::chrono::steady_clock::time_point transition_start_{};
+  bool transition_pending_ = false, transition_running_ = false;
+  std::string lesson_path_ = "lesson.json";
+  bool open_lesson_ = false;
+  std::optional<std::int64_t> lesson_samples_cap_;
   std::string preset_path_ = "preset.json";
   std::string message_;
   bool message_error_ = false;

@@ -108,7 +108,7 @@ void norm_bars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PanelData& p, const C
 }  // namespace
 
 void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panels, const ViewOptions& view,
-                       HeatmapRenderer& renderer, bool diverging) {
+                       HeatmapRenderer& renderer, bool diverging, const LessonPointer* point) {
   if (panels.empty()) {
     ImGui::TextUnformatted("Simulating...");
     return;
@@ -177,6 +177,25 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
       }
     } else {
       colorbar(dl, ImVec2(p1.x + fh * 0.6f, p0.y), ImVec2(p1.x + fh * 1.5f, p1.y), cm, p, fh);
+    }
+    // A lesson's pointer: an outline around the panel or the cell range, with its label.
+    if (point && point->layer == p.layer) {
+      const ImU32 mark = IM_COL32(255, 160, 20, 255);
+      ImVec2 a = p0, b = p1;
+      if (point->row0 >= 0 || point->col0 >= 0) {
+        const float cs = cell / float(n);
+        const int r0 = point->row0 >= 0 ? std::min(point->row0, n - 1) : 0, r1 = point->row0 >= 0 ? std::min(point->row1, n - 1) : n - 1;
+        const int c0 = point->col0 >= 0 ? std::min(point->col0, n - 1) : 0, c1 = point->col0 >= 0 ? std::min(point->col1, n - 1) : n - 1;
+        a = ImVec2(p0.x + cs * float(c0), p0.y + cs * float(r0));
+        b = ImVec2(p0.x + cs * float(c1 + 1), p0.y + cs * float(r1 + 1));
+      }
+      dl->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(b.x + 3, b.y + 3), mark, 4.0f, 0, 3.0f);
+      if (!point->label.empty()) {
+        const ImVec2 ts = ImGui::CalcTextSize(point->label.c_str());
+        const ImVec2 at(std::min(b.x + 8, p1.x + fh * 1.6f), std::max(p0.y, (a.y + b.y) / 2 - ts.y / 2));
+        dl->AddRectFilled(ImVec2(at.x - 3, at.y - 2), ImVec2(at.x + ts.x + 3, at.y + ts.y + 2), IM_COL32(20, 20, 20, 200), 3.0f);
+        dl->AddText(at, mark, point->label.c_str());
+      }
     }
     // Hover: (i, j), value and standard error.
     const ImVec2 m = ImGui::GetIO().MousePos;

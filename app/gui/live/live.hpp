@@ -9,6 +9,7 @@
 
 #include "controller.hpp"
 #include "heatmap.hpp"
+#include "lesson.hpp"
 #include "panels.hpp"
 
 namespace maskscope::gui {
@@ -22,8 +23,9 @@ void draw_controls(Controller& controller, ViewOptions& view, std::vector<Settin
 
 // Per-layer heatmaps of the current tab (raw or diagonal-normalized), each with its colorbar,
 // metric badge and hover read-out.
+// `point` (a lesson step's pointer) outlines a layer panel or a cell range in it, with its label.
 void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panels, const ViewOptions& view,
-                       HeatmapRenderer& renderer, bool diverging);
+                       HeatmapRenderer& renderer, bool diverging, const LessonPointer* point = nullptr);
 
 // h(j): the closed form that applies to the settings beside the simulation (h_of_j.hpp).
 void draw_h_of_j_tab(const Snapshot& snap, const ViewOptions& view);
