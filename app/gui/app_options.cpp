@@ -88,7 +88,7 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
     }
   std::optional<std::int64_t> samples;
   const bool was_random_weights = o.settings.random_weights();
-  bool gamma_given = false;
+  bool gamma_given = false, size_given = false;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto next = [&]() -> std::string {
@@ -125,6 +125,7 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
         errors.push_back(e.what());
       }
     } else if (a == "--size") {
+      size_given = true;
       const std::string t = next();
       if (std::sscanf(t.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240 ||
           o.width > 8192 || o.height > 8192)
@@ -183,6 +184,7 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
   // --set model=random_weights without --set gamma gives the family's residual strength 1, as the CLI's --model.
   if (o.settings.random_weights() && !was_random_weights && !gamma_given) o.settings.gamma = 1.0;
   if (samples && o.lesson) o.samples_cap = *samples;
+  if (!o.slides_dir.empty() && !size_given) o.width = 1920, o.height = 1080;  // slides: full HD unless --size
   if (!o.slides_dir.empty() && !o.lesson) errors.push_back("--export-slides needs --lesson NAME|FILE");
   if (o.lesson && o.lesson_step > int(o.lesson->steps.size()))
     errors.push_back("--step " + std::to_string(o.lesson_step) + ": the lesson has " + std::to_string(o.lesson->steps.size()) +

@@ -46,7 +46,13 @@ bool HeadlessDriver::screenshot_due() const {
 bool HeadlessDriver::slides_after_frame(int fb_w, int fb_h) {
   LessonPlayer* player = views_.lesson();
   if (!player) return true;
-  const bool ready = views_.showing_final_snapshot() && !views_.transition_running();
+  // A step is ready when its run is done, or sooner when --screenshot-at-se X is given and the
+  // largest standard error on screen has come down to X; and the transition is over.
+  const Snapshot* shown = views_.shown();
+  const double se = shown && shown->samples_done > 1 ? largest_shown_se(views_.panels()) : 0;
+  const bool converged = options_.screenshot_at_se > 0 && se > 0 && se <= options_.screenshot_at_se &&
+                         shown->settings.same_simulation(controller_.settings());
+  const bool ready = (views_.showing_final_snapshot() || converged) && !views_.transition_running();
   slide_frames_done_ = ready ? slide_frames_done_ + 1 : 0;
   if (slide_frames_done_ < 3) return false;  // a few frames after the run: the final picture is on screen
   namespace fs = std::filesystem;

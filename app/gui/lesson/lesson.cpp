@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -168,27 +167,42 @@ bool load_lesson_file(const std::string& path, Lesson& out, std::string& error) 
 }
 
 std::string lesson_text(const std::string& text, const Snapshot* snap) {
-  static const std::regex placeholder(R"(\{(rp|adj|nadj|dr2|wdr2)\[(\d+)\]\}|\{samples\})");
+  // Placeholders: {samples}, or {NAME[L]} with NAME in rp, adj, nadj, dr2, wdr2 and L a layer.
   std::string out;
-  auto begin = std::sregex_iterator(text.begin(), text.end(), placeholder);
-  std::size_t last = 0;
-  for (auto it = begin; it != std::sregex_iterator(); ++it) {
-    const std::smatch& m = *it;
-    out += text.substr(last, std::size_t(m.position()) - last);
-    last = std::size_t(m.position() + m.length());
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t open = text.find('{', at);
+    const std::size_t close = open == std::string::npos ? std::string::npos : text.find('}', open);
+    if (close == std::string::npos) break;
+    out += text.substr(at, open - at);
+    const std::string inner = text.substr(open + 1, close - open - 1);
+    const std::string whole = text.substr(open, close - open + 1);
+    at = close + 1;
+    const std::size_t bracket = inner.find('[');
+    const std::string what = inner.substr(0, bracket);
+    int layer = -1;
+    if (bracket != std::string::npos && inner.back() == ']' && inner.size() > bracket + 2) {
+      const std::string digits = inner.substr(bracket + 1, inner.size() - bracket - 2);
+      if (digits.size() <= 3 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        layer = std::stoi(digits);
+    }
+    const bool known = inner == "samples" || (layer >= 0 && (what == "rp" || what == "adj" || what == "nadj" ||
+                                                             what == "dr2" || what == "wdr2"));
+    if (!known) {
+      out += whole;
+      continue;
+    }
     if (!snap || snap->samples_done == 0) {
       out += "\u2026";
       continue;
     }
-    if (m.str() == "{samples}") {
+    if (inner == "samples") {
       out += with_thousands(snap->samples_done);
       continue;
     }
-    const std::string what = m[1].str();
-    const int layer = std::stoi(m[2].str());
     const LayerStats* ls = layer_stats(*snap, layer);
     if (!ls) {
-      out += m.str();
+      out += whole;
       continue;
     }
     double v = NAN, se = NAN;
@@ -197,9 +211,15 @@ std::string lesson_text(const std::string& text, const Snapshot* snap) {
     else if (what == "nadj") v = ls->norm_adjacency, se = ls->norm_adjacency_se;
     else if (what == "dr2") v = ls->leakage.delta_r2, se = ls->leakage.delta_r2_se;
     else v = ls->weight_leakage.delta_r2, se = ls->weight_leakage.delta_r2_se;
-    out += std::isfinite(v) ? value_with_se(v, se) : std::string("n/a");
+    if (std::isfinite(v) && std::max(std::fabs(v), std::isfinite(se) ? se : 0.0) < 1e-3) {
+      char buf[48];  // near 0 (dR^2 without leakage): two significant digits, not a row of zeros
+      std::snprintf(buf, sizeof buf, "%.2g \u00b1 %.2g", v, se);
+      out += buf;
+    } else {
+      out += std::isfinite(v) ? value_with_se(v, se) : std::string("n/a");
+    }
   }
-  out += text.substr(last);
+  out += text.substr(std::min(at, text.size()));
   return out;
 }
 
