@@ -192,21 +192,42 @@ template <class Row>
 
 // Norm adjacency (Zuo et al. Sec. 5.4, MODEL.md section 7): the adjacency score of the matrix whose
 // every row is the sequence of output norms ||x_i|| (from 1 / ||x_i||, 0 for a zero vector), i.e.
-// over rows k >= 2 and pairs i < j < k the fraction with ||x_i|| < ||x_j||. `norms` needs n + 8 floats.
+// over rows k >= 2 and pairs i < j < k the fraction with ||x_i|| < ||x_j||. All rows are prefixes of
+// one sequence, so row k's counts are row k-1's plus the pairs that end at k-1: O(n^2), not O(n^3).
+// `norms` needs n floats.
 [[gnu::always_inline]] inline Proportion norm_adjacency_of(int n, const float* inv_norm, float* norms) {
+  Proportion p;
+  if (n < 3) return p;
   for (int i = 0; i < n; ++i) norms[i] = inv_norm[i] > 0.0f ? 1.0f / inv_norm[i] : 0.0f;
-  return adjacency_of(n, [&](int) { return static_cast<const float*>(norms); });
+  std::int64_t wins = 0, ties = 0;  // over the pairs a < b <= last
+  double row_sum = 0.0, tie_sum = 0.0;
+  for (int last = 1; last + 1 < n; ++last) {
+    for (int a = 0; a < last; ++a) {
+      wins += norms[a] < norms[last];
+      ties += norms[a] == norms[last];
+    }
+    const int r = last + 1;  // row r compares the pairs within [0, r)
+    const double pairs = 0.5 * static_cast<double>(r) * (r - 1);
+    row_sum += 0.5 * static_cast<double>(2 * wins + ties) / pairs;
+    tie_sum += static_cast<double>(ties) / pairs;
+  }
+  p.value = row_sum / (n - 2);
+  p.ties = tie_sum / (n - 2);
+  return p;
 }
 
 // A sample's within-offset slope of map M on the query position (MODEL.md section 8; KeyRanges::slope_coef).
 [[gnu::always_inline]] inline double offset_slope(int n, const int* lo, const int* hi, const float* coef, const float* M) {
-  double b = 0;
+  simd::f8 acc = {};
+  float tail = 0.0f;
   for (int i = 0; i < n; ++i) {
-    float row = 0;
-    for (int j = lo[i]; j <= hi[i]; ++j) row += coef[std::size_t(i) * n + j] * M[std::size_t(i) * n + j];
-    b += row;
+    const float* c = coef + std::size_t(i) * n;
+    const float* m = M + std::size_t(i) * n;
+    int j = lo[i];
+    for (; j + 8 <= hi[i] + 1; j += 8) acc += simd::load(c + j) * simd::load(m + j);
+    for (; j <= hi[i]; ++j) tail += c[j] * m[j];
   }
-  return b;
+  return double(simd::hsum(acc)) + double(tail);
 }
 
 // Streaming sums (accumulator.hpp) of one sample's quantities: value and square at sum/sq + at.
