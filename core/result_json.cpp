@@ -173,6 +173,18 @@ void apply_settings_json(const nlohmann::json& j, Settings& s, const std::string
   if (s.mask != MaskKind::window) s.window = Settings{}.window;
 }
 
+void check_object_keys(const nlohmann::json& j, const std::string& where, std::initializer_list<const char*> keys) {
+  if (!j.is_object()) throw std::runtime_error(where + ": expected a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string key = it.key();
+    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
+      std::string valid;
+      for (const char* k : keys) valid += (valid.empty() ? "" : ", ") + std::string(k);
+      throw std::runtime_error(where + ": unknown key '" + key + "'; valid: " + valid);
+    }
+  }
+}
+
 nlohmann::json snapshot_to_json(const Snapshot& snap) {
   const int n = snap.settings.n;
   const bool rw = snap.settings.random_weights();

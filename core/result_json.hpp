@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ std::string setting_keys_text();
 // unknown keys, and names `where` (e.g. "figure.rows[2].set") in every error. Switching to the
 // random-weight family without a "gamma" key sets gamma to its default 1.
 void apply_settings_json(const nlohmann::json& j, Settings& s, const std::string& where);
+
+// Refuses a non-object or a key not in `keys`: "WHERE: unknown key 'k'; valid: a, b, c" (presets, lessons).
+void check_object_keys(const nlohmann::json& j, const std::string& where, std::initializer_list<const char*> keys);
 
 // config, samples, elapsed_s, samples_per_s, layers[...] as documented in the README.
 nlohmann::json snapshot_to_json(const Snapshot& snap);

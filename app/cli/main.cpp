@@ -119,7 +119,23 @@ std::vector<ms::SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) 
       if (c == '_') c = '-';  // the flag's spelling: unit_input -> --unit-input
     errors.push_back(std::move(e));
   }
+  // The destination is checked before computing: a run of hours must not end in "cannot write".
+  if (cmd.count("--out")) {
+    if (f.out.rfind("--", 0) == 0) errors.push_back({"out", "needs a file name, got the flag '" + f.out + "'"});
+    else if (std::string why = ms::check_output_path(f.out); !why.empty()) errors.push_back({"out", why});
+  }
   return errors;
+}
+
+// The result to --out (through a temporary file and a rename) or to standard output; exit code.
+int emit(const RunFlags& f, const std::string& text) {
+  if (f.out.empty()) {
+    std::cout << text;
+  } else if (std::string error; !ms::write_file_atomic(f.out, text, error)) {
+    std::cerr << "maskscope-cli: " << error << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 int report_invalid(const std::vector<ms::SettingError>& errors) {
@@ -138,11 +154,6 @@ std::string format_eta(double seconds) {
 
 int cmd_run(RunFlags& f, const CLI::App& cmd) {
   auto errors = finish_settings(f, cmd);
-  // The destination is checked before computing: a run of hours must not end in "cannot write".
-  if (cmd.count("--out")) {
-    if (f.out.rfind("--", 0) == 0) errors.push_back({"out", "needs a file name, got the flag '" + f.out + "'"});
-    else if (std::string why = ms::check_output_path(f.out); !why.empty()) errors.push_back({"out", why});
-  }
   if (!errors.empty()) return report_invalid(errors);
   // Memory: refuse, or use fewer threads, before allocating anything (resources.hpp).
   const std::uint64_t available = ms::available_memory_bytes();
@@ -193,13 +204,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd) {
   j["maskscope_version"] = ms::kVersion;
   j["threads_used"] = ms::resolved_threads(f.s);
   const std::string text = j.dump(1) + "\n";
-  if (f.out.empty()) {
-    std::cout << text;
-  } else if (std::string error; !ms::write_file_atomic(f.out, text, error)) {
-    std::cerr << "maskscope-cli: " << error << "\n";
-    return 1;
-  }
-  return 0;
+  return emit(f, text);
 }
 
 // ---- leakage: Ruscio et al.'s Table 6 in miniature ----
@@ -227,10 +232,6 @@ nlohmann::json or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) :
 
 int cmd_leakage(RunFlags& f, const CLI::App& cmd, bool table) {
   auto errors = finish_settings(f, cmd);
-  if (cmd.count("--out")) {
-    if (f.out.rfind("--", 0) == 0) errors.push_back({"out", "needs a file name, got the flag '" + f.out + "'"});
-    else if (std::string why = ms::check_output_path(f.out); !why.empty()) errors.push_back({"out", why});
-  }
   if (f.s.mask != ms::MaskKind::causal)
     errors.push_back({"mask", "the leakage table compares the causal mask with its bidirectional ablation; use --mask causal"});
   if (!errors.empty()) return report_invalid(errors);
@@ -326,13 +327,7 @@ int cmd_leakage(RunFlags& f, const CLI::App& cmd, bool table) {
          "the baseline's dR^2 exceeds 3 SE\n";
     text = t;
   }
-  if (f.out.empty()) {
-    std::cout << text;
-  } else if (std::string error; !ms::write_file_atomic(f.out, text, error)) {
-    std::cerr << "maskscope-cli: " << error << "\n";
-    return 1;
-  }
-  return 0;
+  return emit(f, text);
 }
 
 struct TheoryFlags {

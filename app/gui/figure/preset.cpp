@@ -28,18 +28,6 @@ namespace {
 
 using nlohmann::json;
 
-void check_keys(const json& j, const std::string& where, std::initializer_list<const char*> keys) {
-  if (!j.is_object()) throw std::runtime_error(where + ": expected a JSON object");
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string key = it.key();
-    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
-      std::string valid;
-      for (const char* k : keys) valid += (valid.empty() ? "" : ", ") + std::string(k);
-      throw std::runtime_error(where + ": unknown key '" + key + "'; valid: " + valid);
-    }
-  }
-}
-
 void throw_if_invalid(const Settings& s, const std::string& where) {
   const auto errors = validate(s);
   if (!errors.empty()) throw std::runtime_error(where + "." + errors[0].setting + ": " + errors[0].message);
@@ -112,7 +100,7 @@ json preset_to_json(const Preset& p) {
 }
 
 Preset preset_from_json(const json& j) {
-  check_keys(j, "preset", {"maskscope", "name", "description", "settings", "view", "figure", "export"});
+  check_object_keys(j, "preset", {"maskscope", "name", "description", "settings", "view", "figure", "export"});
   Preset p;
   if (j.contains("maskscope")) get_string(j, "maskscope", "preset");  // the writer's version; any is read
   if (j.contains("name")) p.name = get_string(j, "name", "preset");
@@ -123,7 +111,7 @@ Preset preset_from_json(const json& j) {
   if (j.contains("view")) view_from_json(j.at("view"), p.view);
   if (j.contains("figure")) {
     const json& f = j.at("figure");
-    check_keys(f, "figure",
+    check_object_keys(f, "figure",
                {"title", "kind", "layers", "columns", "rows", "difference", "shared_range", "hide_diagonal", "range", "grey_noise",
                 "show_metric", "metric", "colormap", "diverging"});
     FigureSpec& spec = p.figure;
@@ -147,7 +135,7 @@ Preset preset_from_json(const json& j) {
       if (!cols.is_array()) throw std::runtime_error("figure.columns: expected an array of {title, set}");
       for (std::size_t g = 0; g < cols.size(); ++g) {
         const std::string where = "figure.columns[" + std::to_string(g) + "]";
-        check_keys(cols[g], where, {"title", "set"});
+        check_object_keys(cols[g], where, {"title", "set"});
         FigureGroup group;
         if (cols[g].contains("title")) group.title = get_string(cols[g], "title", where);
         if (cols[g].contains("set")) {
@@ -163,7 +151,7 @@ Preset preset_from_json(const json& j) {
       if (!rows.is_array()) throw std::runtime_error("figure.rows: expected an array of rows");
       for (std::size_t r = 0; r < rows.size(); ++r) {
         const std::string where = "figure.rows[" + std::to_string(r) + "]";
-        check_keys(rows[r], where, {"label", "set", "show", "transform"});
+        check_object_keys(rows[r], where, {"label", "set", "show", "transform"});
         FigureRow row;
         row.settings = p.settings;
         if (rows[r].contains("label")) row.label = get_string(rows[r], "label", where);
@@ -204,7 +192,7 @@ Preset preset_from_json(const json& j) {
   }
   if (j.contains("export")) {
     const json& e = j.at("export");
-    check_keys(e, "export", {"scale", "width"});
+    check_object_keys(e, "export", {"scale", "width"});
     if (e.contains("scale")) {
       const std::string range = "[" + format_number(ExportLimits::scale_min) + ", " + format_number(ExportLimits::scale_max) + "]";
       if (!e.at("scale").is_number()) throw std::runtime_error("export.scale: expected a number in " + range);

@@ -24,16 +24,6 @@ namespace {
 
 using nlohmann::json;
 
-void only_keys(const json& j, const std::string& where, std::initializer_list<const char*> keys) {
-  if (!j.is_object()) throw std::runtime_error(where + ": expected a JSON object");
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return it.key() == k; })) {
-      std::string valid;
-      for (const char* k : keys) valid += (valid.empty() ? "" : ", ") + std::string(k);
-      throw std::runtime_error(where + ": unknown key '" + it.key() + "'; valid: " + valid);
-    }
-}
-
 std::string text_of(const json& j, const char* key, const std::string& where) {
   const json& v = j.at(key);
   if (v.is_string()) return v.get<std::string>();
@@ -55,7 +45,7 @@ int index_of(const json& j, const char* key, const std::string& where, int lo, i
 }  // namespace
 
 Lesson lesson_from_json(const json& j, const std::string& where) {
-  only_keys(j, where, {"maskscope", "title", "description", "settings", "view", "steps"});
+  check_object_keys(j, where, {"maskscope", "title", "description", "settings", "view", "steps"});
   Lesson l;
   if (!j.contains("title")) throw std::runtime_error(where + ": missing 'title'");
   l.title = text_of(j, "title", where);
@@ -68,7 +58,7 @@ Lesson lesson_from_json(const json& j, const std::string& where) {
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const std::string at = where + ": steps[" + std::to_string(k) + "]";
     const json& s = steps[k];
-    only_keys(s, at, {"title", "text", "equations", "set", "view", "point", "theory"});
+    check_object_keys(s, at, {"title", "text", "equations", "set", "view", "point", "theory"});
     LessonStep step;
     if (!s.contains("title") || !s.contains("text")) throw std::runtime_error(at + ": needs 'title' and 'text'");
     step.title = text_of(s, "title", at);
@@ -84,7 +74,7 @@ Lesson lesson_from_json(const json& j, const std::string& where) {
     if (s.contains("view")) step.view = s.at("view");
     if (s.contains("point")) {
       const json& p = s.at("point");
-      only_keys(p, at + ".point", {"layer", "rows", "cols", "label"});
+      check_object_keys(p, at + ".point", {"layer", "rows", "cols", "label"});
       LessonPointer ptr;
       ptr.layer = index_of(p, "layer", at + ".point", 0, Limits::layers_max);
       auto range = [&](const char* key, int& a, int& b) {
