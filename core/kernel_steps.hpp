@@ -12,6 +12,15 @@
 #include "sample_metrics.hpp"
 #include "settings.hpp"
 #include "simd.hpp"
+#include "simulator.hpp"
+
+// Each family's sample loop is compiled for x86-64-v3 and baseline x86-64 and chosen at run time
+// (ifunc); sanitizer builds keep one baseline kernel (see CMakeLists.txt).
+#if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
+#define MASKSCOPE_KERNEL_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
+#else
+#define MASKSCOPE_KERNEL_CLONES
+#endif
 
 namespace maskscope::kernel {
 
@@ -252,6 +261,16 @@ template <class Row>
 // The norms ||x_i|| from 1 / ||x_i|| (0 for a zero vector).
 [[gnu::always_inline]] inline void add_norms(double* sum, double* sq, std::size_t at, int n, const float* inv_norm) {
   for (int i = 0; i < n; ++i) add_value(sum, sq, at + i, inv_norm[i] > 0.0f ? 1.0 / inv_norm[i] : 0.0);
+}
+
+// One sample's metrics into its trace (both families' per-layer metrics carry these three).
+template <class Metrics>
+void record_metrics(const Metrics& m, LayerTrace& lt) {
+  lt.recency = m.recency.value;
+  lt.recency_ties = m.recency.ties;
+  lt.adjacency = m.adjacency.value;
+  lt.adjacency_ties = m.adjacency.ties;
+  lt.norm_adjacency = m.norm_adjacency.value;
 }
 
 }  // namespace maskscope::kernel

@@ -421,18 +421,8 @@ void record_layer(const RwArgs& k, const RandomWeightsModel::Work& w, const Laye
         lt.scores[e] = (h == 0 ? 0.0f : lt.scores[e]) + sv / static_cast<float>(H);
         lt.weights[e] += w.a[std::size_t(h) * nn + e] / static_cast<float>(H);
       }
-  lt.recency = lm.recency.value;
-  lt.recency_ties = lm.recency.ties;
-  lt.adjacency = lm.adjacency.value;
-  lt.adjacency_ties = lm.adjacency.ties;
-  lt.norm_adjacency = lm.norm_adjacency.value;
+  kernel::record_metrics(lm, lt);
 }
-
-#if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
-#define MASKSCOPE_KERNEL_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
-#else
-#define MASKSCOPE_KERNEL_CLONES
-#endif
 
 MASKSCOPE_KERNEL_CLONES
 bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, BlockStream& rng, std::int64_t count, BlockSums* sums,

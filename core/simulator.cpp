@@ -170,18 +170,8 @@ void record_layer(const KernelArgs& k, const float* y, const float* xn, const fl
       lt.scores[i * n + j] = S[i * n + j];
       lt.weights[i * n + j] = A[i * n + j];
     }
-  lt.recency = m.recency.value;
-  lt.recency_ties = m.recency.ties;
-  lt.adjacency = m.adjacency.value;
-  lt.adjacency_ties = m.adjacency.ties;
-  lt.norm_adjacency = m.norm_adjacency.value;
+  kernel::record_metrics(m, lt);
 }
-
-#if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
-#define MASKSCOPE_KERNEL_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
-#else
-#define MASKSCOPE_KERNEL_CLONES  // sanitizer builds: one baseline kernel (see CMakeLists.txt)
-#endif
 
 // Runs `count` samples from `rng`. Accumulates into `sums` when given; records the last sample
 // into `trace` when given. Returns false if cancelled (checked every sample and layer).
