@@ -71,8 +71,8 @@ namespace maskscope::kernel {
 }
 
 // y = Norm(x) (MODEL.md section 2) with the given epsilon (1e-12 parameter-free, 1e-5 random weights).
-[[gnu::always_inline]] inline void normalize_row(Norm norm, const float* x, float* y, int d, float eps) {
-  const float fd = static_cast<float>(d);
+// `fd` is RMSNorm's and LayerNorm's divisor: the model's d (x may hold fewer coordinates, simulator.hpp).
+[[gnu::always_inline]] inline void normalize_row(Norm norm, const float* x, float* y, int d, float eps, float fd) {
   switch (norm) {
     case Norm::none:
       if (x != y) std::memcpy(y, x, sizeof(float) * std::size_t(d));
@@ -82,7 +82,7 @@ namespace maskscope::kernel {
       shift_scale(x, 0.0f, ss > 0.0f ? 1.0f / std::sqrt(ss) : 0.0f, y, d);
       return;
     }
-    case Norm::layernorm: {
+    case Norm::layernorm: {  // the explicit basis only: x has all d coordinates
       const float mean = sum_of(x, d) / fd;
       const float var = centred_sumsq(x, mean, d) / fd;
       shift_scale(x, mean, 1.0f / std::sqrt(var + eps), y, d);

@@ -91,14 +91,14 @@ template <int R>
 }
 
 // Uniform integer in [0, v) (Lemire's multiply-shift; bias below v / 2^64).
-inline std::int64_t uniform_below(BlockStream& rng, std::int64_t v) {
+inline std::int64_t uniform_below(SampleStream& rng, std::int64_t v) {
   __extension__ typedef unsigned __int128 u128;
   return static_cast<std::int64_t>((static_cast<u128>(rng.next()) * static_cast<std::uint64_t>(v)) >> 64);
 }
 
 // Fills out[0..count) with mu + s N(0, 1).
-inline void draw_entries(BlockStream& rng, const ZigguratTables& zig, float mu, float s, float* out, std::size_t count) {
-  rng.normals(zig, out, static_cast<int>(count));
+inline void draw_entries(SampleStream& rng, float mu, float s, float* out, std::size_t count) {
+  rng.normals(out, count);
   for (std::size_t k = 0; k < count; ++k) out[k] = mu + s * out[k];
 }
 
@@ -115,22 +115,21 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
   auto net = std::make_shared<Network>();
   const InitStd init = init_of(s);
   const std::size_t d = std::size_t(s.d);
-  // Its own stream: block index 2^64 - 1 is never a sample block's (runner.cpp counts from 0).
-  BlockStream rng(s.weight_seed, ~std::uint64_t(0));
-  const ZigguratTables& zig = ziggurat_tables();
+  // Its own stream: sample index 2^64 - 1 is never a run's (samples are at most Limits::samples_max).
+  SampleStream rng(s.weight_seed, ~std::uint64_t(0));
   net->embed.resize(std::size_t(s.vocab) * d);
-  draw_entries(rng, zig, init.mean, init.embed_std, net->embed.data(), net->embed.size());
+  draw_entries(rng, init.mean, init.embed_std, net->embed.data(), net->embed.size());
   net->blocks.resize(s.layers);
   for (Network::Block& b : net->blocks) {
     b.wqkv.resize(d * 3 * d);
     b.wo.resize(d * d);
-    draw_entries(rng, zig, init.mean, init.std, b.wqkv.data(), b.wqkv.size());
-    draw_entries(rng, zig, init.mean, init.residual_std, b.wo.data(), b.wo.size());
+    draw_entries(rng, init.mean, init.std, b.wqkv.data(), b.wqkv.size());
+    draw_entries(rng, init.mean, init.residual_std, b.wo.data(), b.wo.size());
     if (s.mlp) {
       b.w1.resize(d * 4 * d);
       b.w2.resize(4 * d * d);
-      draw_entries(rng, zig, init.mean, init.std, b.w1.data(), b.w1.size());
-      draw_entries(rng, zig, init.mean, init.residual_std, b.w2.data(), b.w2.size());
+      draw_entries(rng, init.mean, init.std, b.w1.data(), b.w1.size());
+      draw_entries(rng, init.mean, init.residual_std, b.w2.data(), b.w2.size());
     }
   }
   return net;
@@ -190,7 +189,7 @@ struct RwArgs {
   const float* slope_coef;
   const AccumLayout* layout;
   const Network* net;
-  const ZigguratTables* zig;
+  std::uint64_t seed;
 };
 
 // out (n x m) = Y W for a fresh W (k x m) with entries iid N(mu, s^2), drawn through its action on
@@ -198,7 +197,7 @@ struct RwArgs {
 // of mu (Y 1) 1^T + s L Z with L L^T = Y Y^T and Z (n x m) iid N(0, 1): exact in distribution,
 // n m normals instead of k m, O(n^2 (k + m)) instead of O(n k m). L is the Cholesky factor of the
 // Gram matrix in double; a direction with no variance left (a repeated token's row) gets a zero column.
-[[gnu::always_inline]] inline void random_product(const RwArgs& k, RandomWeightsModel::Work& w, BlockStream& rng,
+[[gnu::always_inline]] inline void random_product(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
                                                   const float* Y, int inner, int m, float mu, float s, float* out) {
   const int n = k.n;
   double* G = w.gram.data();
@@ -224,7 +223,7 @@ struct RwArgs {
   for (int i = 0; i < n; ++i)
     for (int p = 0; p < n; ++p) chol[i * n + p] = p <= i ? static_cast<float>(s * L[i * n + p]) : 0.0f;
   float* noise = w.noise.data();
-  rng.normals(*k.zig, noise, n * m);
+  rng.normals(noise, std::size_t(n) * m);
   gemm(chol, n, n, noise, m, out);
   if (mu != 0.0f)
     for (int i = 0; i < n; ++i) {
@@ -235,7 +234,7 @@ struct RwArgs {
 }
 
 // out = Y W with the network's W (fixed) or a fresh draw (per_sample).
-[[gnu::always_inline]] inline void product(const RwArgs& k, RandomWeightsModel::Work& w, BlockStream& rng,
+[[gnu::always_inline]] inline void product(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
                                            const float* Y, int inner, const std::vector<float>* fixed, int m, float s,
                                            float* out) {
   if (k.fixed) gemm(Y, k.n, inner, fixed->data(), m, out);
@@ -244,7 +243,7 @@ struct RwArgs {
 
 // x_i = E[t_i] for n ids uniform over the vocabulary. Per sample, only the rows the sequence uses
 // are drawn, one per distinct id in order of first appearance (the same law as a full table).
-[[gnu::always_inline]] inline void embed_tokens(const RwArgs& k, RandomWeightsModel::Work& w, BlockStream& rng) {
+[[gnu::always_inline]] inline void embed_tokens(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng) {
   const int n = k.n, d = k.d;
   for (int i = 0; i < n; ++i) w.tokens[i] = uniform_below(rng, k.vocab);
   for (int i = 0; i < n; ++i) {
@@ -260,7 +259,7 @@ struct RwArgs {
         break;
       }
     if (first < i) std::memcpy(xi, w.x.data() + std::size_t(first) * d, sizeof(float) * std::size_t(d));
-    else draw_entries(rng, *k.zig, k.init.mean, k.init.embed_std, xi, std::size_t(d));
+    else draw_entries(rng, k.init.mean, k.init.embed_std, xi, std::size_t(d));
   }
 }
 
@@ -281,12 +280,12 @@ struct LayerMetrics {
 };
 
 // h = gamma x + Attn(Norm(x)): per head S = mask(q k^T / sqrt(d_h)), A = softmax(S), out = concat(A v) W_O.
-[[gnu::always_inline]] inline void attention(const RwArgs& k, RandomWeightsModel::Work& w, BlockStream& rng,
+[[gnu::always_inline]] inline void attention(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
                                              const Network::Block* block, LayerMetrics& lm) {
   const int n = k.n, d = k.d, dh = k.dh, H = k.heads;
   const std::size_t nn = std::size_t(n) * n;
   for (int i = 0; i < n; ++i)
-    kernel::normalize_row(k.norm, w.x.data() + std::size_t(i) * d, w.y.data() + std::size_t(i) * d, d, kNormEps);
+    kernel::normalize_row(k.norm, w.x.data() + std::size_t(i) * d, w.y.data() + std::size_t(i) * d, d, kNormEps, float(d));
   product(k, w, rng, w.y.data(), d, block ? &block->wqkv : nullptr, 3 * d, k.init.std, w.qkv.data());
   for (int h = 0; h < H; ++h)  // head-major copies: head h's q, k, v rows contiguous
     for (int i = 0; i < n; ++i) {
@@ -328,7 +327,7 @@ struct LayerMetrics {
 }
 
 // x' = h + GELU(Norm(h) W_1) W_2 (or x' = h without the MLP).
-[[gnu::always_inline]] inline void mlp(const RwArgs& k, RandomWeightsModel::Work& w, BlockStream& rng,
+[[gnu::always_inline]] inline void mlp(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
                                        const Network::Block* block) {
   const int n = k.n, d = k.d;
   if (!k.mlp) {
@@ -336,7 +335,7 @@ struct LayerMetrics {
     return;
   }
   for (int i = 0; i < n; ++i)
-    kernel::normalize_row(k.norm, w.hres.data() + std::size_t(i) * d, w.z.data() + std::size_t(i) * d, d, kNormEps);
+    kernel::normalize_row(k.norm, w.hres.data() + std::size_t(i) * d, w.z.data() + std::size_t(i) * d, d, kNormEps, float(d));
   product(k, w, rng, w.z.data(), d, block ? &block->w1 : nullptr, 4 * d, k.init.std, w.u.data());
   gelu_inplace(w.u.data(), 4 * w.nd());
   product(k, w, rng, w.u.data(), 4 * d, block ? &block->w2 : nullptr, d, k.init.residual_std, w.att.data());
@@ -425,16 +424,18 @@ void record_layer(const RwArgs& k, const RandomWeightsModel::Work& w, const Laye
 }
 
 MASKSCOPE_KERNEL_CLONES
-bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, BlockStream& rng, std::int64_t count, BlockSums* sums,
-                 SampleTrace* trace, const std::atomic<bool>* cancel) {
+bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t first_sample, std::int64_t count,
+                 BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel) {
   for (std::int64_t t = 0; t < count; ++t) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
     const bool record = trace && t == count - 1;
+    SampleStream rng(k.seed, first_sample + std::uint64_t(t));
     embed_tokens(k, w, rng);
     LayerMetrics lm{};
     hidden_metrics(k, w, w.x.data(), lm);  // layer 0: the embeddings
     if (sums) accumulate(k, w, k.layout->embedding_block(), false, lm, *sums);
     if (record) {
+      trace->dim = k.d;
       trace->input = w.x;
       trace->tokens = w.tokens;
       trace->embedding_adjacency = lm.adjacency.value;
@@ -465,9 +466,10 @@ RandomWeightsModel::RandomWeightsModel(const Settings& s, const KeyRanges& keys,
 
 RandomWeightsModel::~RandomWeightsModel() = default;
 
-bool RandomWeightsModel::run(BlockStream& rng, std::int64_t count, BlockSums* sums, SampleTrace* trace,
+bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, BlockSums* sums, SampleTrace* trace,
                              const std::atomic<bool>* cancel) {
   RwArgs k{};
+  k.seed = s_.seed;
   k.n = s_.n;
   k.d = s_.d;
   k.layers = s_.layers;
@@ -488,8 +490,7 @@ bool RandomWeightsModel::run(BlockStream& rng, std::int64_t count, BlockSums* su
   k.slope_coef = keys_.slope_coef.data();
   k.layout = &layout_;
   k.net = network_.get();
-  k.zig = &ziggurat_tables();
-  return run_samples(k, *work_, rng, count, sums, trace, cancel);
+  return run_samples(k, *work_, first_sample, count, sums, trace, cancel);
 }
 
 }  // namespace maskscope

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "accumulator.hpp"
-#include "rng.hpp"
+#include "random_stream.hpp"
 #include "rope.hpp"
 #include "settings.hpp"
 
@@ -45,9 +45,9 @@ class RandomWeightsModel {
   RandomWeightsModel(const RandomWeightsModel&) = delete;
   RandomWeightsModel& operator=(const RandomWeightsModel&) = delete;
 
-  // Runs `count` samples from `rng` into `sums` (when given) and records the last into `trace`
-  // (when given). False if cancelled.
-  bool run(BlockStream& rng, std::int64_t count, BlockSums* sums, SampleTrace* trace,
+  // Runs samples first_sample .. first_sample + count - 1 into `sums` (when given) and records the
+  // last into `trace` (when given). False if cancelled.
+  bool run(std::uint64_t first_sample, std::int64_t count, BlockSums* sums, SampleTrace* trace,
            const std::atomic<bool>* cancel);
 
   const Network* network() const { return network_.get(); }  // nullptr for per_sample weights

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <utility>
 
-#include "rng.hpp"
+#include "random_stream.hpp"
 
 namespace maskscope {
 

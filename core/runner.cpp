@@ -100,7 +100,7 @@ void Run::worker_main() {
       block = next_block_++;
     }
     const std::int64_t count = std::min(block_size_, settings_.samples - block * block_size_);
-    if (!sim.simulate_block(static_cast<std::uint64_t>(block), count, *buffer, &cancel_)) break;
+    if (!sim.simulate_block(static_cast<std::uint64_t>(block * block_size_), count, *buffer, &cancel_)) break;
     std::lock_guard lock(mutex_);
     pending_[block] = std::move(buffer);
     for (auto it = pending_.find(merged_blocks_); it != pending_.end(); it = pending_.find(merged_blocks_)) {

@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "resources.hpp"
-#include "rng.hpp"
+#include "random_stream.hpp"
 #include "kernel_steps.hpp"
 #include "random_weights.hpp"
 #include "simd.hpp"
@@ -22,7 +22,12 @@ namespace {
 constexpr float kNormEps = 1e-12f;  // MODEL.md section 2 (and the LN-recency notebook)
 
 struct KernelArgs {
-  int n, d, layers;
+  int n;
+  int d;        // coordinates per row: the model's d, or the reduced basis (InputBasis) padded to 8
+  int d_model;  // the model's d (LayerNorm's and RMSNorm's divisor)
+  int layers;
+  std::uint64_t seed;
+  InputBasis basis;
   float inv_sqrt_d;
   float anisotropy;  // c = sqrt(alpha / (1 - alpha)), LN-recency Eq. 6
   bool alpha_one;    // alpha = 1: every token is v / sqrt(d)
@@ -38,17 +43,18 @@ struct KernelArgs {
   const float* slope_coef;
   std::int64_t triples;
   const AccumLayout* layout;
-  const ZigguratTables* zig;
 };
 
 using simd::dot;
 using kernel::dot_row;
 
+constexpr std::uint64_t round_up_64(std::uint64_t m) { return (m + 63) / 64 * 64; }
+
 }  // namespace
 
 // S and C carry 8 floats of slack for the vector pair counts (sample_metrics.hpp).
 struct Simulator::Work {
-  std::vector<float> x, y, q, xn, s, a, c, inv_norm, norms, v;
+  std::vector<float> x, y, q, xn, s, a, c, inv_norm, norms, v, draws;
   Work(int n, int d)
       : x(std::size_t(n) * d), y(std::size_t(n) * d), q(std::size_t(n) * d), xn(std::size_t(n) * d),
         s(std::size_t(n) * n + 8), a(std::size_t(n) * n), c(std::size_t(n) * n + 8), inv_norm(n), norms(n + 8),
@@ -62,20 +68,61 @@ namespace {
 
 // LN-recency Eq. 6 (MODEL.md section 1): x_i = (eps_i + c v) / sqrt(d), c = sqrt(alpha / (1 - alpha));
 // alpha = 1 is the limit in which every token is v / sqrt(d). Optionally unit norm (Behind RoPE Sec. 3.2).
-[[gnu::always_inline]] inline void draw_inputs(const KernelArgs& k, BlockStream& rng, float* x, float* v) {
+// Explicit basis: eps_i and v drawn in all d coordinates (normals 0 .. n d - 1, then v from the next
+// multiple of 64). Reduced basis (InputBasis): the rows eps_0 .. eps_{n-1}, v are Gaussian in R^d, so
+// up to a rotation (which no quantity of the model sees) they are the rows of the lower-trapezoidal
+// factor L of Z = L Q: L_rc ~ N(0, 1) for c < r, L_rr ~ chi_{k - r}, in m = min(rows, k) coordinates,
+// after the `special` coordinates that keep their own N(0, 1) (LayerNorm's all-ones direction).
+[[gnu::always_inline]] inline void draw_inputs(const KernelArgs& k, SampleStream& rng, float* x, float* v,
+                                               std::vector<float>& draws) {
   const int n = k.n, d = k.d;
-  if (k.alpha_one) {
-    rng.normals(*k.zig, v, d);
+  const InputBasis& b = k.basis;
+  if (b.reduced) {
+    const int rows = b.rows, m = b.m, sp = b.special;
+    std::size_t total = std::size_t(rows) * sp + std::size_t(rows + 1) * rows / 2;  // an upper bound
+    if (draws.size() < total + 2 * std::size_t(m) + 64) draws.resize(total + 2 * std::size_t(m) + 64);
+    float* z = draws.data();
+    std::size_t count = 0;
+    for (int r = 0; r < rows; ++r) count += std::size_t(sp + std::min(r, m));
+    rng.normals(z, count + std::size_t(m));  // the last m: the first attempt of each chi
+    const float* chi_z = z + count;
+    std::uint64_t u_word = 0;
+    std::fill(x, x + std::size_t(n) * d, 0.0f);
+    std::fill(v, v + d, 0.0f);
+    std::size_t at = 0;
+    for (int r = 0; r < rows; ++r) {
+      // Row r is token r, or v (the last row) when the input has a common direction.
+      float* row = r < b.token_rows ? x + std::size_t(r) * d : v;
+      for (int c = 0; c < sp + std::min(r, m); ++c) row[c] = z[at++];
+      if (r < m) {
+        if (r % 2 == 0) u_word = rng.next();
+        const std::uint32_t u32 = static_cast<std::uint32_t>(r % 2 == 0 ? u_word : u_word >> 32);
+        const double u = (double(u32) + 0.5) * 0x1.0p-32;
+        row[sp + r] = static_cast<float>(rng.chi(double(b.k - r), double(chi_z[r]), u));
+      }
+    }
+    if (k.alpha_one) {
+      for (int i = 0; i < n; ++i)
+        for (int e = 0; e < d; ++e) x[std::size_t(i) * d + e] = v[e] * k.inv_sqrt_d;
+    } else {
+      for (int i = 0; i < n; ++i) {
+        float* xi = x + std::size_t(i) * d;
+        for (int e = 0; e < d; ++e) xi[e] = (xi[e] + k.anisotropy * v[e]) * k.inv_sqrt_d;
+      }
+    }
+  } else if (k.alpha_one) {
+    rng.seek_normal(round_up_64(std::uint64_t(n) * d));
+    rng.normals(v, d);
     for (int e = 0; e < d; ++e) v[e] *= k.inv_sqrt_d;
     for (int i = 0; i < n; ++i) std::copy(v, v + d, x + std::size_t(i) * d);
   } else {
+    rng.normals(x, std::size_t(n) * d);
     if (k.anisotropy != 0.0f) {
-      rng.normals(*k.zig, v, d);
+      rng.normals(v, d);
       for (int e = 0; e < d; ++e) v[e] *= k.anisotropy;
     } else {
       std::fill(v, v + d, 0.0f);
     }
-    rng.normals(*k.zig, x, n * d);
     for (int i = 0; i < n; ++i) {
       float* xi = x + std::size_t(i) * d;
 #pragma omp simd
@@ -83,7 +130,26 @@ namespace {
     }
   }
   if (k.unit_input)
-    for (int i = 0; i < n; ++i) kernel::normalize_row(Norm::l2, x + std::size_t(i) * d, x + std::size_t(i) * d, d, kNormEps);
+    for (int i = 0; i < n; ++i) kernel::normalize_row(Norm::l2, x + std::size_t(i) * d, x + std::size_t(i) * d, d, kNormEps, float(d));
+}
+
+// Y = Norm(X) row by row. In the reduced basis LayerNorm's centring is the removal of coordinate 0
+// (the all-ones direction), and its variance is the rest's squared norm over the model's d.
+[[gnu::always_inline]] inline void normalize(const KernelArgs& k, const float* x, float* y) {
+  const int n = k.n, d = k.d;
+  if (k.basis.reduced && k.norm == Norm::layernorm) {
+    for (int i = 0; i < n; ++i) {
+      const float* xi = x + std::size_t(i) * d;
+      float* yi = y + std::size_t(i) * d;
+      const float ss = simd::dot(xi + 1, xi + 1, d - 1);
+      const float f = 1.0f / std::sqrt(ss / float(k.d_model) + kNormEps);
+      yi[0] = 0.0f;
+      for (int e = 1; e < d; ++e) yi[e] = xi[e] * f;
+    }
+    return;
+  }
+  for (int i = 0; i < n; ++i)
+    kernel::normalize_row(k.norm, x + std::size_t(i) * d, y + std::size_t(i) * d, d, kNormEps, float(k.d_model));
 }
 
 // Q = K = Rope(Y) (Su et al., RoFormer Eq. 34): pair (2p, 2p+1) of token i turns by i theta^(-2p/d).
@@ -176,7 +242,7 @@ void record_layer(const KernelArgs& k, const float* y, const float* xn, const fl
 // Runs `count` samples from `rng`. Accumulates into `sums` when given; records the last sample
 // into `trace` when given. Returns false if cancelled (checked every sample and layer).
 MASKSCOPE_KERNEL_CLONES
-bool run_samples(const KernelArgs& k, Simulator::Work& w, BlockStream& rng, std::int64_t count,
+bool run_samples(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sample, std::int64_t count,
                  BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel,
                  std::vector<SampleTrace>* every = nullptr) {
   const int n = k.n, d = k.d;
@@ -184,15 +250,19 @@ bool run_samples(const KernelArgs& k, Simulator::Work& w, BlockStream& rng, std:
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
     if (every) trace = &(*every)[std::size_t(t)];
     const bool record = trace && (every || t == count - 1);
-    draw_inputs(k, rng, w.x.data(), w.v.data());
-    if (record) trace->input.assign(w.x.begin(), w.x.end());
+    SampleStream rng(k.seed, first_sample + std::uint64_t(t));
+    draw_inputs(k, rng, w.x.data(), w.v.data(), w.draws);
+    if (record) {
+      trace->dim = k.d;
+      trace->input.assign(w.x.begin(), w.x.end());
+    }
 
     for (int l = 0; l < k.layers; ++l) {
       if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
       float* x = w.x.data();
       float* xn = w.xn.data();
       float* y = w.y.data();
-      for (int i = 0; i < n; ++i) kernel::normalize_row(k.norm, x + std::size_t(i) * d, y + std::size_t(i) * d, d, kNormEps);  // Y = Norm(X)
+      normalize(k, x, y);  // Y = Norm(X)
       const float* q = y;
       if (k.rope) {
         rotate(k, y, w.q.data());
@@ -253,22 +323,42 @@ KeyRanges key_ranges(const Settings& s) {
 }
 
 
+InputBasis input_basis(const Settings& s) {
+  InputBasis b;
+  b.dim = s.d;
+  if (s.random_weights() || s.rope()) return b;  // RoPE turns coordinate pairs: it needs all d
+  b.reduced = true;
+  b.special = s.norm == Norm::layernorm ? 1 : 0;
+  b.k = s.d - b.special;
+  const bool has_v = s.alpha > 0.0;
+  b.token_rows = s.alpha >= 1.0 ? 0 : s.n;
+  b.rows = b.token_rows + (has_v ? 1 : 0);
+  b.m = std::min(b.rows, b.k);
+  b.dim = (b.special + b.m + 7) / 8 * 8;
+  if (b.dim > s.d && b.special + b.m <= s.d) b.dim = std::max(b.special + b.m, 1);
+  return b;
+}
+
 std::int64_t samples_per_block(const Settings& s) {
-  // About 2e7 multiply-adds per block: a few milliseconds of work, so snapshots refresh often
-  // and cancellation is quick, while the per-block merge stays negligible.
-  const double target = 2e7 / std::max(1.0, sample_cost(s));
+  // About 2e7 multiply-adds per block and layer: a few milliseconds of work, so snapshots refresh
+  // often and cancellation is quick, while the per-block merge stays negligible. The number of
+  // layers is left out, so layer l's sums (not only its samples) are the same whatever follows.
+  Settings one = s;
+  one.layers = 1;
+  const double target = 2e7 / std::max(1.0, sample_cost(one));
   if (target < 1.0) return 1;
   const std::int64_t p = std::int64_t(1) << (63 - std::countl_zero(static_cast<std::uint64_t>(target)));
   return std::clamp<std::int64_t>(p, 1, 4096);
 }
 
-Simulator::Simulator(const Settings& s)
-    : s_(s), layout_(accum_layout(s)), keys_(key_ranges(s)) {
+Simulator::Simulator(const Settings& s, bool explicit_inputs)
+    : s_(s), basis_(input_basis(s)), layout_(accum_layout(s)), keys_(key_ranges(s)) {
+  if (explicit_inputs) basis_ = InputBasis{false, 0, 0, 0, 0, 0, s.d};
   if (s.random_weights()) {
     random_weights_ = std::make_unique<RandomWeightsModel>(s_, keys_, layout_);
     return;
   }
-  work_ = std::make_unique<Work>(s.n, s.d);
+  work_ = std::make_unique<Work>(s.n, basis_.dim);
   if (s.rope()) rope_ = rope_tables(s.n, s.d, s.rope_base, s.rope_scramble);
 }
 
@@ -277,11 +367,15 @@ Simulator::~Simulator() = default;
 const Network* Simulator::network() const { return random_weights_ ? random_weights_->network() : nullptr; }
 
 namespace {
-KernelArgs make_args(const Settings& s, const KeyRanges& keys, const RopeTables& rope, const AccumLayout& layout) {
+KernelArgs make_args(const Settings& s, const InputBasis& basis, const KeyRanges& keys, const RopeTables& rope,
+                     const AccumLayout& layout) {
   KernelArgs k{};
   k.n = s.n;
-  k.d = s.d;
+  k.basis = basis;
+  k.d = k.basis.dim;
+  k.d_model = s.d;
   k.layers = s.layers;
+  k.seed = s.seed;
   k.inv_sqrt_d = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.d)));
   k.alpha_one = s.alpha >= 1.0;
   k.anisotropy = k.alpha_one ? 0.0f : static_cast<float>(std::sqrt(s.alpha / (1.0 - s.alpha)));
@@ -297,40 +391,36 @@ KernelArgs make_args(const Settings& s, const KeyRanges& keys, const RopeTables&
   k.slope_coef = keys.slope_coef.data();
   k.triples = keys.recency_triples;
   k.layout = &layout;
-  k.zig = &ziggurat_tables();
   return k;
 }
 }  // namespace
 
-bool Simulator::simulate_block(std::uint64_t block, std::int64_t count, BlockSums& sums,
+bool Simulator::simulate_block(std::uint64_t first_sample, std::int64_t count, BlockSums& sums,
                                const std::atomic<bool>* cancel) {
   sums.reset();
-  BlockStream rng(s_.seed, block);
-  if (random_weights_) return random_weights_->run(rng, count, &sums, nullptr, cancel);
-  const KernelArgs k = make_args(s_, keys_, rope_, layout_);
-  return run_samples(k, *work_, rng, count, &sums, nullptr, cancel);
+  if (random_weights_) return random_weights_->run(first_sample, count, &sums, nullptr, cancel);
+  const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_);
+  return run_samples(k, *work_, first_sample, count, &sums, nullptr, cancel);
 }
 
-std::vector<SampleTrace> Simulator::trace_block(std::uint64_t block, std::int64_t count) {
+std::vector<SampleTrace> Simulator::trace_block(std::uint64_t first_sample, std::int64_t count) {
+  if (random_weights_) return {};  // parameter-free only (tests)
   std::vector<SampleTrace> traces(static_cast<std::size_t>(count));
   for (auto& t : traces) t.layers.resize(s_.layers);
-  BlockStream rng(s_.seed, block);
-  if (random_weights_) return {};  // parameter-free only (tests)
-  const KernelArgs k = make_args(s_, keys_, rope_, layout_);
-  run_samples(k, *work_, rng, count, nullptr, nullptr, nullptr, &traces);
+  const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_);
+  run_samples(k, *work_, first_sample, count, nullptr, nullptr, nullptr, &traces);
   return traces;
 }
 
-SampleTrace Simulator::trace_sample(std::uint64_t block, std::int64_t index) {
+SampleTrace Simulator::trace_sample(std::uint64_t sample) {
   SampleTrace trace;
   trace.layers.resize(s_.layers);
-  BlockStream rng(s_.seed, block);
   if (random_weights_) {
-    random_weights_->run(rng, index + 1, nullptr, &trace, nullptr);
+    random_weights_->run(sample, 1, nullptr, &trace, nullptr);
     return trace;
   }
-  const KernelArgs k = make_args(s_, keys_, rope_, layout_);
-  run_samples(k, *work_, rng, index + 1, nullptr, &trace, nullptr);
+  const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_);
+  run_samples(k, *work_, sample, 1, nullptr, &trace, nullptr);
   return trace;
 }
 

@@ -18,10 +18,10 @@ class RandomWeightsModel;
 
 // Every intermediate of one sample, for tests and inspection (row-major, NaN where masked).
 struct LayerTrace {
-  std::vector<float> normalized;  // Y = Norm(X), n x d
+  std::vector<float> normalized;  // Y = Norm(X), n x dim
   std::vector<float> scores;      // S, n x n
   std::vector<float> weights;     // A, n x n (0 where masked)
-  std::vector<float> output;      // X' = A Y + gamma X, n x d
+  std::vector<float> output;      // X' = A Y + gamma X, n x dim
   double recency = 0;             // this sample's recency probability, ties 1/2 (NaN if no triple)
   double recency_ties = 0;        // fraction of its comparisons that were ties (NaN if no triple)
   double adjacency = 0;           // this sample's adjacency score, ties 1/2 (NaN if n < 3)
@@ -30,7 +30,8 @@ struct LayerTrace {
   std::vector<std::vector<float>> head_scores;  // random_weights: each head's S (scores is their mean)
 };
 struct SampleTrace {
-  std::vector<float> input;  // X^(0), n x d (random_weights: the embeddings E[t_i])
+  int dim = 0;               // coordinates per row of input, normalized and output (see InputBasis)
+  std::vector<float> input;  // X^(0), n x dim (random_weights: the embeddings E[t_i])
   std::vector<std::int64_t> tokens;       // random_weights: the token ids t_i
   double embedding_adjacency = 0;         // random_weights: layer 0's adjacency and norm adjacency
   double embedding_norm_adjacency = 0;
@@ -50,28 +51,47 @@ struct KeyRanges {
 
 KeyRanges key_ranges(const Settings& s);
 
-// Samples per block: fixed by the settings (never by timing or threads) so the block
-// streams and the merge order, hence the results, do not depend on the thread count.
+// The coordinates the parameter-free kernel works in. Without RoPE every quantity of the model
+// (scores, weights, cosines, norms and their metrics) is unchanged by a rotation of R^d (one that
+// keeps the all-ones direction, with LayerNorm), so the n token rows and v need only
+// m = min(rows, k) coordinates of a Gaussian QR factor instead of d (draw_inputs in simulator.cpp):
+// the same law of every result, with fewer draws and shorter vectors when n + 1 < d.
+struct InputBasis {
+  bool reduced = false;
+  int special = 0;     // coordinates drawn as they are: LayerNorm's all-ones direction (1) or none
+  int k = 0;           // the dimension of the rest: d - special
+  int token_rows = 0;  // n, or 0 when alpha = 1 (every token is v)
+  int rows = 0;        // token rows, plus v when alpha > 0
+  int m = 0;           // coordinates of the factor: min(rows, k)
+  int dim = 0;         // coordinates per row in the kernel (special + m, padded to 8 within d; d if not reduced)
+};
+InputBasis input_basis(const Settings& s);
+
+// Samples per block: fixed by the settings (never by timing, threads or the number of layers), so the
+// merge order, hence the results, do not depend on the thread count; each sample's draws depend
+// only on (seed, sample index) (random_stream.hpp).
 std::int64_t samples_per_block(const Settings& s);
 
 class Simulator {
  public:
-  explicit Simulator(const Settings& s);  // s must be valid
+  // s must be valid. `explicit_inputs` draws all d coordinates even where the reduced basis
+  // (InputBasis) applies: the same law, for tests that compare the two.
+  explicit Simulator(const Settings& s, bool explicit_inputs = false);
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
 
   const AccumLayout& layout() const { return layout_; }
 
-  // Runs `count` samples of block `block` into `sums` (which it resets first).
+  // Runs samples first_sample .. first_sample + count - 1 into `sums` (which it resets first).
   // Returns false, leaving `sums` partial, if `cancel` became true.
-  bool simulate_block(std::uint64_t block, std::int64_t count, BlockSums& sums,
+  bool simulate_block(std::uint64_t first_sample, std::int64_t count, BlockSums& sums,
                       const std::atomic<bool>* cancel = nullptr);
 
-  // The sample at `index` within `block`, with every intermediate.
-  SampleTrace trace_sample(std::uint64_t block, std::int64_t index);
-  // The first `count` samples of `block`, each with every intermediate (parameter-free model; for tests).
-  std::vector<SampleTrace> trace_block(std::uint64_t block, std::int64_t count);
+  // Sample `sample` of the run, with every intermediate.
+  SampleTrace trace_sample(std::uint64_t sample);
+  // Samples first_sample .. first_sample + count - 1, each with every intermediate (parameter-free model; for tests).
+  std::vector<SampleTrace> trace_block(std::uint64_t first_sample, std::int64_t count);
 
   // Number of (i, k, j) triples the recency probability counts per sample.
   std::int64_t recency_triples() const { return keys_.recency_triples; }
@@ -83,6 +103,7 @@ class Simulator {
 
  private:
   Settings s_;
+  InputBasis basis_;
   AccumLayout layout_;
   KeyRanges keys_;
   RopeTables rope_;

@@ -7,6 +7,7 @@ packages=(
   libimgui-dev libglfw3-dev libepoxy-dev libstb-dev fonts-dejavu-core
   libcairo2-dev libxml2-utils libxml2-dev xdotool
   clang libclang-rt-14-dev
+  librandom123-dev
   xvfb xauth libgl1-mesa-dri libglx-mesa0
 )
 missing=()

@@ -84,7 +84,7 @@ TEST_CASE("fixed weights, one head: layer 1 equals a direct computation of the d
   Simulator sim(s);
   const Network* net = sim.network();
   REQUIRE(net != nullptr);
-  const SampleTrace t = sim.trace_sample(3, 2);
+  const SampleTrace t = sim.trace_sample(302);
   const int n = s.n, d = s.d;
   // x_i = E[t_i]
   Matrix x(n, std::vector<double>(d));

@@ -35,6 +35,45 @@ TEST_CASE("bit-identical results for 1, 2 and 3 threads") {
   }
 }
 
+TEST_CASE("per-sample streams: the same bits for 1, 2, 3 threads in the reduced basis, and layer 1 whatever follows") {
+  Settings s = test::ln_recency(64, 0.5, 30'000);
+  s.n = 12;
+  s.layers = 2;
+  s.gamma = 0.3;
+  s.threads = 1;
+  auto a = run_to_completion(s);
+  s.threads = 3;
+  auto b = run_to_completion(s);
+  s.layers = 4;  // two more layers: layer 1 and 2 see the same samples and the same sums
+  s.threads = 2;
+  auto c = run_to_completion(s);
+  for (int l = 0; l < 2; ++l) {
+    const auto &A = a->layers[l], &B = b->layers[l], &C = c->layers[l];
+    CHECK(A.recency == B.recency);
+    CHECK(A.recency == C.recency);
+    CHECK(A.recency_se == C.recency_se);
+    CHECK(A.adjacency == C.adjacency);
+    CHECK(A.norm_adjacency == C.norm_adjacency);
+    for (std::size_t e = 0; e < A.score_mean.size(); ++e) {
+      if (std::isnan(A.score_mean[e])) continue;
+      CHECK(A.score_mean[e] == B.score_mean[e]);
+      CHECK(A.score_mean[e] == C.score_mean[e]);
+      CHECK(A.cosine_mean[e] == C.cosine_mean[e]);
+    }
+  }
+}
+
+TEST_CASE("a sample is the same in any block: a trace equals the run's sample at that index") {
+  Settings s = test::ln_recency(32, 0.5, 1);
+  Simulator sim(s);
+  const auto block = sim.trace_block(40, 5);  // samples 40..44
+  const SampleTrace one = sim.trace_sample(43);
+  CHECK(block[3].layers[1].weights == one.layers[1].weights);  // (scores hold NaN where masked)
+  CHECK(block[3].layers[1].output == one.layers[1].output);
+  CHECK(block[3].input == one.input);
+  CHECK(block[2].input != one.input);
+}
+
 TEST_CASE("a different seed gives different numbers") {
   Settings s = test::ln_recency(16, 0.5, 2000);
   auto a = run_to_completion(s);
