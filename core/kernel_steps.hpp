@@ -112,8 +112,11 @@ namespace maskscope::kernel {
   }
 }
 
-// A = softmax_rows(S) over the keys lo[i]..hi[i] of each row (vector exp; S has 8 floats of slack).
+// A = softmax_rows(S) over the keys lo[i]..hi[i] of each row (vector exp). S and A need 8 floats of
+// slack: a row's last vector may write up to 7 entries past hi[i] (zeros, or the next row's entries
+// before that row is computed); nothing reads A outside the key ranges.
 [[gnu::always_inline]] inline void softmax(int n, const int* key_lo, const int* key_hi, const float* S, float* A) {
+  const simd::i8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
   for (int i = 0; i < n; ++i) {
     const int lo = key_lo[i], hi = key_hi[i];
     const float* Si = S + std::size_t(i) * n;
@@ -121,23 +124,18 @@ namespace maskscope::kernel {
     float m = Si[lo];
     for (int j = lo + 1; j <= hi; ++j) m = std::max(m, Si[j]);
     simd::f8 zv = {};
-    float tail[8];
-    int j = lo;
-    for (; j + 8 <= hi + 1; j += 8) {
-      const simd::f8 e = simd::exp_nonpositive(simd::load(Si + j) - m);
+    for (int j = lo; j <= hi; j += 8) {
+      const simd::i8 inside = (lane + j) <= hi;
+      const simd::f8 x = inside ? simd::load(Si + j) - m : simd::f8{} - 100.0f;
+      const simd::f8 e = inside ? simd::exp_nonpositive(x) : simd::f8{};
       std::memcpy(Ai + j, &e, sizeof e);
       zv += e;
     }
-    if (j <= hi) {
-      const simd::f8 e = simd::exp_nonpositive(simd::load(Si + j) - m);
-      std::memcpy(tail, &e, sizeof e);
-      for (int lane = 0; j + lane <= hi; ++lane) {
-        Ai[j + lane] = tail[lane];
-        zv[lane] += tail[lane];
-      }
-    }
     const float inv_z = 1.0f / simd::hsum(zv);
-    for (int jj = lo; jj <= hi; ++jj) Ai[jj] *= inv_z;
+    for (int j = lo; j <= hi; j += 8) {
+      const simd::f8 a = simd::load(Ai + j) * inv_z;
+      std::memcpy(Ai + j, &a, sizeof a);
+    }
   }
 }
 

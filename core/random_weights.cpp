@@ -167,7 +167,7 @@ struct RandomWeightsModel::Work {
   Work(int n_, int d_, int heads_)
       : n(n_), d(d_), heads(heads_), dh(d_ / heads_), x(nd()), xn(nd()), y(nd()), qkv(3 * nd()), qh(nd()), kh(nd()),
         vh(nd()), o(nd()), att(nd()), hres(nd()), z(nd()), u(4 * nd()), s(std::size_t(heads_) * nn() + 8),
-        a(std::size_t(heads_) * nn()), s_mean(nn() + 8), a_mean(nn()), c(nn() + 8), inv_norm(n_), norms(n_ + 8),
+        a(std::size_t(heads_) * nn() + 8), s_mean(nn() + 8), a_mean(nn()), c(nn() + 8), inv_norm(n_), norms(n_ + 8),
         zeros(d_), noise(4 * nd()), chol(nn()), gram(nn()), ld(nn()), tokens(n_) {}
   std::size_t nd() const { return std::size_t(n) * d; }
   std::size_t nn() const { return std::size_t(n) * n; }

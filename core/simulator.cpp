@@ -57,7 +57,7 @@ struct Simulator::Work {
   std::vector<float> x, y, q, xn, s, a, c, inv_norm, norms, v, draws;
   Work(int n, int d)
       : x(std::size_t(n) * d), y(std::size_t(n) * d), q(std::size_t(n) * d), xn(std::size_t(n) * d),
-        s(std::size_t(n) * n + 8), a(std::size_t(n) * n), c(std::size_t(n) * n + 8), inv_norm(n), norms(n + 8),
+        s(std::size_t(n) * n + 8), a(std::size_t(n) * n + 8), c(std::size_t(n) * n + 8), inv_norm(n), norms(n + 8),
         v(d) {}
 };
 
@@ -141,10 +141,10 @@ namespace {
     for (int i = 0; i < n; ++i) {
       const float* xi = x + std::size_t(i) * d;
       float* yi = y + std::size_t(i) * d;
-      const float ss = simd::dot(xi + 1, xi + 1, d - 1);
+      const float ss = std::max(0.0f, simd::dot(xi, xi, d) - xi[0] * xi[0]);
       const float f = 1.0f / std::sqrt(ss / float(k.d_model) + kNormEps);
+      kernel::shift_scale(xi, 0.0f, f, yi, d);
       yi[0] = 0.0f;
-      for (int e = 1; e < d; ++e) yi[e] = xi[e] * f;
     }
     return;
   }

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -397,6 +398,15 @@ int cmd_theory(TheoryFlags& t) {
   return 0;
 }
 
+// The process's peak resident memory (VmHWM), in MiB; 0 where /proc is missing.
+double peak_rss_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  return 0.0;
+}
+
 struct BenchFlags {
   std::string threads_text = "0", seconds_text = "3";
   int threads = 0;
@@ -430,7 +440,6 @@ int cmd_bench(BenchFlags& b) {
   z.n = 22; z.d = 384; z.heads = 6; z.layers = 6; z.gamma = 1.0;
   ms::Settings zf = z;
   zf.weights = ms::WeightsMode::fixed;
-  nlohmann::json results = nlohmann::json::array();
   for (Case k : {Case{"n10_d64_L4_layernorm_alpha0.5", a}, Case{"n50_d64_L4_l2_gamma1_alpha0.2", c},
                  Case{"random_weights_n22_d384_H6_L6_per_sample", z}, Case{"random_weights_n22_d384_H6_L6_fixed", zf}}) {
     k.s.threads = b.threads;
@@ -442,8 +451,34 @@ int cmd_bench(BenchFlags& b) {
     auto snap = run.snapshot();
     std::printf("%-42s %12.0f samples/s  (%lld samples in %.2f s, %d threads)\n", k.name, snap->samples_per_s,
                 static_cast<long long>(snap->samples_done), snap->elapsed_s, ms::resolved_threads(k.s));
-    results.push_back({{"config", k.name}, {"samples_per_s", snap->samples_per_s},
-                       {"threads", ms::resolved_threads(k.s)}});
+    std::fflush(stdout);
+  }
+  // Large n: how soon the first picture of a new run exists (a settings change in the window starts a
+  // new run), and the process's peak memory while the run refines.
+  for (int n : {256, 512}) {
+    ms::Settings s = a;  // d 64, L 4, LayerNorm, alpha 0.5
+    s.n = n;
+    s.threads = b.threads;
+    s.samples = ms::Limits::samples_max;
+    std::vector<double> first_ms;
+    std::int64_t samples = 0;
+    double rate = 0;
+    for (int rep = 0; rep < 7; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      ms::Run run(s);
+      while (run.snapshot()->samples_done == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      first_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      if (rep == 6) std::this_thread::sleep_for(std::chrono::duration<double>(b.seconds));
+      run.cancel();
+      run.wait();
+      samples = run.snapshot()->samples_done;
+      rate = run.snapshot()->samples_per_s;
+    }
+    std::sort(first_ms.begin(), first_ms.end());
+    std::printf("n%d_d64_L4_layernorm_alpha0.5 first snapshot: median %.1f ms, max %.1f ms over 7 runs; %.0f samples/s "
+                "(%lld samples), peak memory %.0f MiB\n",
+                n, first_ms[3], first_ms[6], rate, static_cast<long long>(samples), peak_rss_mib());
+    std::fflush(stdout);
   }
   std::fflush(stdout);
   return 0;
