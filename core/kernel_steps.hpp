@@ -224,17 +224,19 @@ template <class Row>
 }
 
 // A sample's within-offset slope of map M on the query position (MODEL.md section 8; KeyRanges::slope_coef).
+// coef and M need 8 floats of slack: a row's last vector is masked to its keys.
 [[gnu::always_inline]] inline double offset_slope(int n, const int* lo, const int* hi, const float* coef, const float* M) {
+  const simd::i8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
   simd::f8 acc = {};
-  float tail = 0.0f;
   for (int i = 0; i < n; ++i) {
     const float* c = coef + std::size_t(i) * n;
     const float* m = M + std::size_t(i) * n;
-    int j = lo[i];
-    for (; j + 8 <= hi[i] + 1; j += 8) acc += simd::load(c + j) * simd::load(m + j);
-    for (; j <= hi[i]; ++j) tail += c[j] * m[j];
+    for (int j = lo[i]; j <= hi[i]; j += 8) {
+      const simd::i8 inside = (lane + j) <= hi[i];
+      acc += inside ? simd::load(c + j) * simd::load(m + j) : simd::f8{};
+    }
   }
-  return double(simd::hsum(acc)) + double(tail);
+  return double(simd::hsum(acc));
 }
 
 // Streaming sums (accumulator.hpp) of one sample's quantities: value and square at sum/sq + at.

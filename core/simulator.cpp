@@ -312,7 +312,7 @@ KeyRanges key_ranges(const Settings& s) {
       const std::size_t o = std::size_t(i - j + n - 1);
       q += (i - sum_i[o] / cells[o]) * (i - sum_i[o] / cells[o]);
     }
-  r.slope_coef.assign(std::size_t(n) * n, 0.0f);
+  r.slope_coef.assign(std::size_t(n) * n + 8, 0.0f);  // 8 floats of slack (kernel::offset_slope)
   if (q > 0)
     for (int i = 0; i < n; ++i)
       for (int j = r.lo[i]; j <= r.hi[i]; ++j) {
