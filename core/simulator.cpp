@@ -55,10 +55,10 @@ constexpr std::uint64_t round_up_64(std::uint64_t m) { return (m + 63) / 64 * 64
 // S and C carry 8 floats of slack for the vector pair counts (sample_metrics.hpp).
 struct Simulator::Work {
   std::vector<float> x, y, q, xn, s, a, c, inv_norm, norms, v, draws;
-  Work(int n, int d)
-      : x(std::size_t(n) * d), y(std::size_t(n) * d), q(std::size_t(n) * d), xn(std::size_t(n) * d),
+  Work(int n, const InputBasis& b)
+      : x(std::size_t(n) * b.dim), y(std::size_t(n) * b.dim), q(std::size_t(n) * b.dim), xn(std::size_t(n) * b.dim),
         s(std::size_t(n) * n + 8), a(std::size_t(n) * n + 8), c(std::size_t(n) * n + 8), inv_norm(n), norms(n + 8),
-        v(d) {}
+        v(b.dim), draws(b.normals) {}
 };
 
 namespace {
@@ -79,13 +79,9 @@ namespace {
   const InputBasis& b = k.basis;
   if (b.reduced) {
     const int rows = b.rows, m = b.m, sp = b.special;
-    std::size_t total = std::size_t(rows) * sp + std::size_t(rows + 1) * rows / 2;  // an upper bound
-    if (draws.size() < total + 2 * std::size_t(m) + 64) draws.resize(total + 2 * std::size_t(m) + 64);
-    float* z = draws.data();
-    std::size_t count = 0;
-    for (int r = 0; r < rows; ++r) count += std::size_t(sp + std::min(r, m));
-    rng.normals(z, count + std::size_t(m));  // the last m: the first attempt of each chi
-    const float* chi_z = z + count;
+    float* z = draws.data();  // b.normals: the factor's entries, then the first attempt of each chi
+    rng.normals(z, b.normals);
+    const float* chi_z = z + (b.normals - std::size_t(m));
     std::uint64_t u_word = 0;
     std::fill(x, x + std::size_t(n) * d, 0.0f);
     std::fill(v, v + d, 0.0f);
@@ -323,10 +319,10 @@ KeyRanges key_ranges(const Settings& s) {
 }
 
 
-InputBasis input_basis(const Settings& s) {
+InputBasis input_basis(const Settings& s, bool explicit_inputs) {
   InputBasis b;
   b.dim = s.d;
-  if (s.random_weights() || s.rope()) return b;  // RoPE turns coordinate pairs: it needs all d
+  if (explicit_inputs || s.random_weights() || s.rope()) return b;  // RoPE turns coordinate pairs: it needs all d
   b.reduced = true;
   b.special = s.norm == Norm::layernorm ? 1 : 0;
   b.k = s.d - b.special;
@@ -335,7 +331,9 @@ InputBasis input_basis(const Settings& s) {
   b.rows = b.token_rows + (has_v ? 1 : 0);
   b.m = std::min(b.rows, b.k);
   b.dim = (b.special + b.m + 7) / 8 * 8;
-  if (b.dim > s.d && b.special + b.m <= s.d) b.dim = std::max(b.special + b.m, 1);
+  if (b.dim > s.d) b.dim = std::max(b.special + b.m, 1);  // special + m <= d always
+  for (int r = 0; r < b.rows; ++r) b.normals += std::size_t(b.special + std::min(r, b.m));
+  b.normals += std::size_t(b.m);
   return b;
 }
 
@@ -352,13 +350,12 @@ std::int64_t samples_per_block(const Settings& s) {
 }
 
 Simulator::Simulator(const Settings& s, bool explicit_inputs)
-    : s_(s), basis_(input_basis(s)), layout_(accum_layout(s)), keys_(key_ranges(s)) {
-  if (explicit_inputs) basis_ = InputBasis{false, 0, 0, 0, 0, 0, s.d};
+    : s_(s), basis_(input_basis(s, explicit_inputs)), layout_(accum_layout(s)), keys_(key_ranges(s)) {
   if (s.random_weights()) {
     random_weights_ = std::make_unique<RandomWeightsModel>(s_, keys_, layout_);
     return;
   }
-  work_ = std::make_unique<Work>(s.n, basis_.dim);
+  work_ = std::make_unique<Work>(s.n, basis_);
   if (s.rope()) rope_ = rope_tables(s.n, s.d, s.rope_base, s.rope_scramble);
 }
 

@@ -64,8 +64,10 @@ struct InputBasis {
   int rows = 0;        // token rows, plus v when alpha > 0
   int m = 0;           // coordinates of the factor: min(rows, k)
   int dim = 0;         // coordinates per row in the kernel (special + m, padded to 8 within d; d if not reduced)
+  std::size_t normals = 0;  // normals per sample: special coordinates and entries below the diagonal, then one per chi
 };
-InputBasis input_basis(const Settings& s);
+// `explicit_inputs` asks for all d coordinates even where the reduced basis applies (tests).
+InputBasis input_basis(const Settings& s, bool explicit_inputs = false);
 
 // Samples per block: fixed by the settings (never by timing, threads or the number of layers), so the
 // merge order, hence the results, do not depend on the thread count; each sample's draws depend
