@@ -43,7 +43,8 @@ std::int64_t merge_lookahead(const Settings& s, int threads) {
 RunCost estimate_cost(const Settings& s, int threads) {
   RunCost c;
   const std::uint64_t nn = std::uint64_t(s.n) * std::uint64_t(s.n);
-  const std::uint64_t buffers = std::uint64_t(threads) + std::uint64_t(merge_lookahead(s, threads)) + 2;  // + moments + copy
+  // + the open segment, the publisher's copy, and the exact sums (48 bytes a value: three buffers' worth)
+  const std::uint64_t buffers = std::uint64_t(threads) + std::uint64_t(merge_lookahead(s, threads)) + 5;
   const std::uint64_t maps = 7 + (s.random_weights() && s.heads > 1 ? 4 * std::uint64_t(s.heads) : 0);
   const std::uint64_t snapshot = maps * sizeof(double) * nn * std::uint64_t(s.layers + 1) * 2;  // published + being built
   const std::uint64_t nd = std::uint64_t(s.n) * s.d;

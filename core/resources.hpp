@@ -22,7 +22,7 @@ double sample_cost(const Settings& s);
 std::uint64_t network_bytes(const Settings& s);
 
 // For `threads` workers (resolved, >= 1). Matches Run's buffers: one block-sum buffer per worker
-// plus the look-ahead of blocks waiting to merge, the merged moments and the publisher's copy.
+// plus the look-ahead of blocks waiting to merge, the open segment, the exact sums and the publisher's copy.
 RunCost estimate_cost(const Settings& s, int threads);
 // Blocks that may wait for their turn to merge, for `threads` workers (Run uses the same rule:
 // fewer for very large layouts so that memory stays bounded).

@@ -25,10 +25,21 @@ std::string describe(const std::vector<SettingError>& errors) {
 
 Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::move(options)) {
   if (auto errors = validate(s); !errors.empty()) throw std::invalid_argument(describe(errors));
-  block_size_ = samples_per_block(s);
-  block_count_ = (s.samples + block_size_ - 1) / block_size_;
+  grid_ = sample_grid(s);
+  segments_ = options_.segments;
+  if (segments_.end < 0) segments_.end = grid_.segments();
+  if (segments_.begin < 0 || segments_.begin > segments_.end || segments_.end > grid_.segments())
+    throw std::invalid_argument("segments [" + std::to_string(segments_.begin) + ", " + std::to_string(segments_.end) +
+                                ") are not within this run's " + std::to_string(grid_.segments()) + " segments");
+  begin_block_ = grid_.first_block(segments_.begin);
+  end_block_ = grid_.first_block(segments_.end);
+  begin_sample_ = grid_.first_sample(segments_.begin);
+  end_sample_ = grid_.first_sample(segments_.end);
+  next_block_ = merged_blocks_ = begin_block_;
   accum_size_ = accum_layout(s).total();
-  moments_ = RunMoments(accum_size_);
+  segment_ = BlockSums(accum_size_);
+  exact_ = ExactSums(accum_size_);
+  publish_copy_ = RunMoments(accum_size_);
   keys_ = key_ranges(s);
   const int threads = resolved_threads(s);
   lookahead_ = merge_lookahead(s, threads);  // bounds the blocks waiting for their turn to merge (resources.hpp)
@@ -37,7 +48,7 @@ Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::mo
     paused_.store(true);
     paused_since_ = start_;
   }
-  snapshot_ = build_snapshot(moments_);
+  snapshot_ = build_snapshot(publish_copy_);
   workers_running_ = threads;
   for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { worker_main(); });
   publisher_ = std::thread([this] { publisher_main(); });
@@ -96,20 +107,25 @@ void Run::worker_main() {
       cv_.wait(lock, [this] {
         return cancel_.load() || (!paused_.load() && next_block_ < merged_blocks_ + lookahead_);
       });
-      if (cancel_.load() || next_block_ >= block_count_) break;
+      if (cancel_.load() || next_block_ >= end_block_) break;
       block = next_block_++;
     }
-    const std::int64_t count = std::min(block_size_, settings_.samples - block * block_size_);
-    if (!sim.simulate_block(static_cast<std::uint64_t>(block * block_size_), count, *buffer, &cancel_)) break;
+    const std::int64_t first = block * grid_.block_size;
+    const std::int64_t count = std::min(grid_.block_size, settings_.samples - first);
+    if (!sim.simulate_block(static_cast<std::uint64_t>(first), count, *buffer, &cancel_)) break;
     std::lock_guard lock(mutex_);
     pending_[block] = std::move(buffer);
     for (auto it = pending_.find(merged_blocks_); it != pending_.end(); it = pending_.find(merged_blocks_)) {
-      moments_.merge(*it->second);
+      const BlockSums& b = *it->second;
+      for (std::size_t k = 0; k < accum_size_; ++k) segment_.sum[k] += b.sum[k];
+      for (std::size_t k = 0; k < accum_size_; ++k) segment_.sumsq[k] += b.sumsq[k];
+      segment_.count += b.count;
       free_buffers_.push_back(std::move(it->second));
       pending_.erase(it);
       ++merged_blocks_;
+      if ((merged_blocks_ - begin_block_) % grid_.segment_blocks == 0 || merged_blocks_ == end_block_) fold_segment();
     }
-    samples_done_.store(moments_.count, std::memory_order_relaxed);
+    samples_done_.store(exact_.count() + segment_.count, std::memory_order_relaxed);
     if (!free_buffers_.empty()) {
       buffer = std::move(free_buffers_.back());
       free_buffers_.pop_back();
@@ -123,6 +139,14 @@ void Run::worker_main() {
   cv_.notify_all();
 }
 
+void Run::fold_segment() {
+  std::unique_lock exclusive(exact_mutex_);
+  exact_.add(segment_);
+  ++folds_;
+  exclusive.unlock();
+  segment_.reset();
+}
+
 std::shared_ptr<Snapshot> Run::build_snapshot(const RunMoments& moments) const {
   return std::make_shared<Snapshot>(make_snapshot(settings_, moments, keys_));
 }
@@ -130,32 +154,47 @@ std::shared_ptr<Snapshot> Run::build_snapshot(const RunMoments& moments) const {
 void Run::publisher_main() {
   bool published_data = false;
   for (;;) {
-    bool last;
-    RunMoments& copy = publish_copy_;  // reused: assignment keeps its capacity, no 2 x 8 x T bytes per publish
+    bool last = false;
+    RunMoments& copy = publish_copy_;  // reused: keeps its capacity, no 2 x 8 x T bytes per publish
     double active_s = 0;
     auto now = std::chrono::steady_clock::now();
-    {
-      std::unique_lock lock(mutex_);
-      // The first snapshot goes out as soon as the first block is merged, so a restarted view
-      // shows data at once; later ones at the publish interval.
-      cv_.wait_for(lock, options_.publish_interval,
-                   [&] { return workers_running_ == 0 || (!published_data && merged_blocks_ > 0); });
-      published_data = published_data || merged_blocks_ > 0;
-      last = workers_running_ == 0;
-      if (abandoned_.load()) {
-        if (!last) continue;  // wait for the workers, then end without a final snapshot
-        break;
+    bool retry = false;
+    for (;;) {  // until the copy of the segment and exact_ agree (a fold in between: copy again)
+      std::int64_t folds = 0, pending = 0;
+      {
+        std::unique_lock lock(mutex_);
+        // The first snapshot goes out as soon as the first block is merged, so a restarted view
+        // shows data at once; later ones at the publish interval.
+        if (!retry)
+          cv_.wait_for(lock, options_.publish_interval,
+                       [&] { return workers_running_ == 0 || (!published_data && merged_blocks_ > begin_block_); });
+        published_data = published_data || merged_blocks_ > begin_block_;
+        last = workers_running_ == 0;
+        if (abandoned_.load()) break;
+        // The workers wait only for this copy of the open segment, not for the snapshot.
+        std::copy(segment_.sum.begin(), segment_.sum.end(), copy.mean.begin());
+        std::copy(segment_.sumsq.begin(), segment_.sumsq.end(), copy.m2.begin());
+        pending = segment_.count;
+        folds = folds_;
+        now = std::chrono::steady_clock::now();
+        auto active = now - start_ - paused_total_;
+        if (paused_.load()) active -= now - paused_since_;
+        active_s = std::chrono::duration<double>(active).count();
       }
-      copy = moments_;  // the workers wait only for this copy, not for the snapshot built from it
-      now = std::chrono::steady_clock::now();
-      auto active = now - start_ - paused_total_;
-      if (paused_.load()) active -= now - paused_since_;
-      active_s = std::chrono::duration<double>(active).count();
+      std::shared_lock shared(exact_mutex_);
+      retry = folds != folds_;
+      if (retry) continue;
+      exact_.moments(copy, pending);  // the segment's sums become the moments of everything so far
+      break;
+    }
+    if (abandoned_.load()) {
+      if (!last) continue;  // wait for the workers, then end without a final snapshot
+      break;
     }
     std::shared_ptr<Snapshot> snap = build_snapshot(copy);
     snap->elapsed_s = std::chrono::duration<double>(now - start_).count();
     snap->samples_per_s = active_s > 0 ? static_cast<double>(snap->samples_done) / active_s : 0.0;
-    snap->finished = snap->samples_done >= settings_.samples;
+    snap->finished = snap->samples_done >= end_sample_ - begin_sample_;
     snap->cancelled = last && !snap->finished;
     {
       std::lock_guard lock(snapshot_mutex_);

@@ -1,6 +1,8 @@
-// A background Monte Carlo run: worker threads simulate blocks of samples, blocks are merged in
-// block order (so results are bit-identical for any thread count), and an immutable Snapshot is
-// published at a fixed interval. Cancel stops within one sample; memory does not grow with samples.
+// A background Monte Carlo run: worker threads simulate blocks of samples, blocks are summed in
+// block order into their segment, and each finished segment is added exactly into the run's total
+// (exact_sums.hpp), so results are bit-identical for any thread count and for any split of the
+// segments over processes (MPI ranks, shard files). An immutable Snapshot is published at a fixed
+// interval. Cancel stops within one sample; memory does not grow with samples.
 #pragma once
 
 #include <atomic>
@@ -14,7 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include <shared_mutex>
+
 #include "accumulator.hpp"
+#include "exact_sums.hpp"
+#include "sample_grid.hpp"
 #include "settings.hpp"
 #include "simulator.hpp"
 #include "snapshot.hpp"
@@ -26,6 +32,10 @@ struct RunOptions {
   bool low_priority = false;           // lower the workers' scheduling priority (keeps a UI fluid)
   bool start_paused = false;           // workers start waiting for set_paused(false)
   std::function<void()> on_publish;    // called from the publisher thread after each snapshot
+  // The segments to compute (sample_grid.hpp); end < 0 means to the last. A run over part of the
+  // segments is one shard or MPI rank of a larger run: its snapshots cover its own samples only,
+  // and exact() is what gets merged.
+  SegmentRange segments{0, -1};
 };
 
 class Run {
@@ -47,30 +57,41 @@ class Run {
   void wait();                                 // until done()
   std::shared_ptr<const Snapshot> snapshot() const;
   std::int64_t samples_done() const { return samples_done_.load(std::memory_order_relaxed); }
+  const SampleGrid& grid() const { return grid_; }
+  SegmentRange segments() const { return segments_; }
+  std::int64_t samples_in_range() const { return end_sample_ - begin_sample_; }
+  // The exact sums of the segments computed; complete once done() and not cancelled.
+  const ExactSums& exact() const { return exact_; }
 
  private:
   void worker_main();
   void publisher_main();
-  // Copies the merged moments under the workers' lock; the snapshot is built from the copy.
   std::shared_ptr<Snapshot> build_snapshot(const RunMoments& moments) const;
+  // Adds the finished segment into exact_ (under mutex_).
+  void fold_segment();
 
   Settings settings_;
   RunOptions options_;
-  std::int64_t block_size_ = 1;
-  std::int64_t block_count_ = 0;
+  SampleGrid grid_;
+  SegmentRange segments_;
+  std::int64_t begin_block_ = 0, end_block_ = 0;    // the blocks of segments_
+  std::int64_t begin_sample_ = 0, end_sample_ = 0;  // and their samples
   std::size_t accum_size_ = 0;
   KeyRanges keys_;
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::int64_t next_block_ = 0;
-  std::int64_t merged_blocks_ = 0;
+  std::int64_t next_block_ = 0;    // the next block a worker takes
+  std::int64_t merged_blocks_ = 0; // blocks [begin_block_, merged_blocks_) are summed
   std::int64_t lookahead_ = 0;
   int workers_running_ = 0;
   std::map<std::int64_t, std::unique_ptr<BlockSums>> pending_;
   std::vector<std::unique_ptr<BlockSums>> free_buffers_;
-  RunMoments moments_;
-  RunMoments publish_copy_;  // the publisher's copy of moments_, built into snapshots outside the lock
+  BlockSums segment_;         // the current segment's blocks, summed in block order
+  ExactSums exact_;           // every finished segment; written under mutex_ and exact_mutex_
+  mutable std::shared_mutex exact_mutex_;  // the publisher reads exact_ under a shared lock, outside mutex_
+  std::int64_t folds_ = 0;    // segments added to exact_ (changes under both locks)
+  RunMoments publish_copy_;   // the publisher's moments, reused between snapshots
 
   std::atomic<bool> cancel_{false};
   std::atomic<bool> abandoned_{false};

@@ -1,0 +1,41 @@
+// The block and segment grid of a run (sample_grid.hpp).
+#include "sample_grid.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "accumulator.hpp"
+#include "simulator.hpp"
+
+namespace maskscope {
+
+SampleGrid sample_grid(const Settings& s) {
+  SampleGrid g;
+  g.samples = s.samples;
+  g.block_size = samples_per_block(s);
+  // Adding a segment exactly costs about 10 ns per value, so a segment spans enough blocks to keep
+  // that under a few percent of the work: one block up to 4096 values per layer (n <= 36), up to 64
+  // blocks at n 512. Per layer, not in total, so layer l's bits do not depend on the layers after it.
+  const std::uint64_t per_layer = accum_layout(s).per_layer;
+  g.segment_blocks = std::clamp<std::int64_t>(std::int64_t(std::bit_ceil((per_layer + 4095) / 4096)), 1, 64);
+  return g;
+}
+
+SegmentRange shard_segments(const SampleGrid& g, std::int64_t k, std::int64_t count) {
+  __extension__ typedef __int128 i128;
+  const i128 G = g.segments();
+  return {std::int64_t(G * (k - 1) / count), std::int64_t(G * k / count)};
+}
+
+std::string shard_error(const SampleGrid& g, std::int64_t k, std::int64_t count) {
+  if (count < 1) return "N = " + std::to_string(count) + " shards: N must be at least 1";
+  if (k < 1 || k > count)
+    return "K = " + std::to_string(k) + " is out of range; valid: K in [1, N] = [1, " + std::to_string(count) + "]";
+  if (count > g.segments())
+    return "N = " + std::to_string(count) + " shards is more than this run's " + std::to_string(g.segments()) +
+           " segments of " + std::to_string(g.segment_blocks * g.block_size) +
+           " samples; valid: N in [1, " + std::to_string(g.segments()) + "] (or more samples)";
+  return "";
+}
+
+}  // namespace maskscope
