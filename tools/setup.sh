@@ -8,6 +8,7 @@ packages=(
   libcairo2-dev libxml2-utils libxml2-dev xdotool
   clang libclang-rt-14-dev
   librandom123-dev
+  libopenmpi-dev openmpi-bin
   xvfb xauth libgl1-mesa-dri libglx-mesa0
 )
 missing=()

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/atomic_file.hpp"
+#include "core/partial_sums.hpp"
 #include "core/resources.hpp"
 #include "core/result_json.hpp"
 #include "core/runner.hpp"
@@ -24,6 +25,7 @@
 #include "core/strict_number.hpp"
 #include "core/theory.hpp"
 #include "core/version.hpp"
+#include "mpi_job.hpp"
 
 namespace ms = maskscope;
 
@@ -75,7 +77,32 @@ struct RunFlags {
   std::map<std::string, std::string> text;  // flag -> value as typed (only the flags given)
   std::string out;
   bool quiet = false;
+  std::string shard_text;                   // --shard K/N as typed
+  std::int64_t shard_k = 1, shard_n = 1;
 };
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+bool sums_output(const RunFlags& f) { return ends_with(f.out, ms::kPartialSumsExtension); }
+
+// --shard K/N: strictly two decimal integers; the ranges are checked against the run's grid.
+std::string parse_shard(RunFlags& f) {
+  const std::string& t = f.shard_text;
+  const auto slash = t.find('/');
+  auto whole = [](const std::string& x, std::int64_t& v) {
+    if (x.empty() || x.size() > 15 || x.find_first_not_of("0123456789") != std::string::npos) return false;
+    v = std::stoll(x);
+    return true;
+  };
+  if (slash == std::string::npos || !whole(t.substr(0, slash), f.shard_k) || !whole(t.substr(slash + 1), f.shard_n))
+    return "'" + t + "' is not K/N (shard K of N, 1 <= K <= N, e.g. 2/8)";
+  if (std::string why = ms::shard_error(ms::sample_grid(f.s), f.shard_k, f.shard_n); !why.empty()) return why;
+  if (!sums_output(f))
+    return "a shard is part of a run: write it with --out FILE" + std::string(ms::kPartialSumsExtension) +
+           " and merge the parts with 'maskscope-cli merge'";
+  return "";
+}
 
 void add_setting_flags(CLI::App& cmd, RunFlags& f) {
   const nlohmann::json defaults = ms::settings_to_json(ms::Settings{});
@@ -120,6 +147,8 @@ std::vector<ms::SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) 
       if (c == '_') c = '-';  // the flag's spelling: unit_input -> --unit-input
     errors.push_back(std::move(e));
   }
+  if (cmd.get_option_no_throw("--shard") != nullptr && cmd.count("--shard") > 0 && errors.empty())
+    if (std::string why = parse_shard(f); !why.empty()) errors.push_back({"shard", why});
   // The destination is checked before computing: a run of hours must not end in "cannot write".
   if (cmd.count("--out")) {
     if (f.out.rfind("--", 0) == 0) errors.push_back({"out", "needs a file name, got the flag '" + f.out + "'"});
@@ -153,9 +182,9 @@ std::string format_eta(double seconds) {
   return buf;
 }
 
-int cmd_run(RunFlags& f, const CLI::App& cmd) {
+int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
   auto errors = finish_settings(f, cmd);
-  if (!errors.empty()) return report_invalid(errors);
+  if (!errors.empty()) return mpi.rank() == 0 ? report_invalid(errors) : kExitInvalid;
   // Memory: refuse, or use fewer threads, before allocating anything (resources.hpp).
   const std::uint64_t available = ms::available_memory_bytes();
   if (available > 0) {
@@ -180,32 +209,104 @@ int cmd_run(RunFlags& f, const CLI::App& cmd) {
     if (!f.out.empty() && cost.json_bytes > (std::uint64_t(100) << 20) && !f.quiet)
       std::cerr << "maskscope-cli: the result will be about " << ms::bytes_text(cost.json_bytes) << " of JSON\n";
   }
-  ms::Run run(f.s);
+  const ms::SampleGrid grid = ms::sample_grid(f.s);
+  const ms::SegmentRange range = ms::shard_segments(grid, f.shard_k, f.shard_n);
+  const std::int64_t range_samples = grid.first_sample(range.end) - grid.first_sample(range.begin);
   const bool tty = isatty(STDERR_FILENO);
   auto last_line = std::chrono::steady_clock::now();
-  while (!run.done()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (f.quiet) continue;
+  auto progress_line = [&](std::int64_t done, double rate) {
+    if (f.quiet) return;
     const auto now = std::chrono::steady_clock::now();
-    if (!tty && now - last_line < std::chrono::seconds(2)) continue;
+    if (!tty && now - last_line < std::chrono::seconds(2)) return;
     last_line = now;
-    auto snap = run.snapshot();
-    const double rate = snap->samples_per_s;
-    const double eta = rate > 0 ? double(f.s.samples - snap->samples_done) / rate : NAN;
-    std::fprintf(stderr, "%s%lld / %lld samples  %.0f samples/s  ETA %s%s", tty ? "\r" : "",
-                 static_cast<long long>(snap->samples_done), static_cast<long long>(f.s.samples), rate,
-                 format_eta(eta).c_str(), tty ? "   " : "\n");
+    const double eta = rate > 0 ? double(range_samples - done) / rate : NAN;
+    std::fprintf(stderr, "%s%lld / %lld samples  %.0f samples/s  ETA %s%s", tty ? "\r" : "", static_cast<long long>(done),
+                 static_cast<long long>(range_samples), rate, format_eta(eta).c_str(), tty ? "   " : "\n");
+  };
+  ms::PartialSums sums;
+  sums.settings = f.s;
+  sums.segments = range;
+  sums.first_sample = grid.first_sample(range.begin);
+  sums.end_sample = grid.first_sample(range.end);
+  sums.version = ms::kVersion;
+  std::shared_ptr<const ms::Snapshot> snap;
+  int ranks = 1;
+  if (mpi.active()) {
+    ranks = mpi.size();
+    double seconds = 0;
+    ms::cli::mpi_run(mpi, f.s, range, sums.exact, seconds, [&](const ms::cli::MpiProgress& p) {
+      progress_line(p.samples_done, p.seconds > 0 ? double(p.samples_done) / p.seconds : 0.0);
+    });
+    if (mpi.rank() != 0) return 0;  // rank 0 writes the result
+    sums.elapsed_s = seconds;
+    auto merged = std::make_shared<ms::Snapshot>(ms::snapshot_of(sums));
+    merged->finished = sums.exact.count() == range_samples;
+    snap = merged;
+  } else {
+    ms::RunOptions o;
+    o.segments = range;
+    ms::Run run(f.s, o);
+    while (!run.done()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!f.quiet) progress_line(run.samples_done(), run.snapshot()->samples_per_s);
+    }
+    snap = run.snapshot();
+    sums.exact = run.exact();
+    sums.elapsed_s = snap->elapsed_s;
   }
-  auto snap = run.snapshot();
   if (!f.quiet)
-    std::fprintf(stderr, "%sdone: %lld samples in %.2f s (%.0f samples/s, %d threads)\n", tty ? "\r" : "",
-                 static_cast<long long>(snap->samples_done), snap->elapsed_s, snap->samples_per_s,
-                 ms::resolved_threads(f.s));
+    std::fprintf(stderr, "%sdone: %lld samples in %.2f s (%.0f samples/s, %d threads%s)\n", tty ? "\r" : "",
+                 static_cast<long long>(snap->samples_done), snap->elapsed_s, snap->samples_per_s, ms::resolved_threads(f.s),
+                 ranks > 1 ? (" on each of " + std::to_string(ranks) + " MPI ranks").c_str() : "");
+  if (sums_output(f)) {
+    std::string error;
+    if (!ms::write_partial_sums(f.out, sums, error)) {
+      std::cerr << "maskscope-cli: " << error << "\n";
+      return 1;
+    }
+    return 0;
+  }
   nlohmann::json j = ms::snapshot_to_json(*snap);
   j["maskscope_version"] = ms::kVersion;
   j["threads_used"] = ms::resolved_threads(f.s);
+  if (ranks > 1) j["mpi_ranks"] = ranks;
   const std::string text = j.dump(1) + "\n";
   return emit(f, text);
+}
+
+// ---- merge: shards (.msum) into one result ----
+
+struct MergeFlags {
+  std::vector<std::string> files;
+  std::string out;
+};
+
+int cmd_merge(MergeFlags& m) {
+  const bool to_sums = ends_with(m.out, ms::kPartialSumsExtension);
+  if (!m.out.empty())
+    if (std::string why = ms::check_output_path(m.out); !why.empty()) return report_invalid({{"out", why}});
+  ms::PartialSums merged;
+  try {
+    // A merged .msum may cover a contiguous part of the run (merge in stages); a result needs all of it.
+    merged = ms::merge_partial_sums_files(m.files, !to_sums);
+  } catch (const std::exception& e) {
+    std::cerr << "maskscope-cli: merge refused: " << e.what() << "\n";
+    return kExitInvalid;
+  }
+  std::string error;
+  if (to_sums) {
+    if (!ms::write_partial_sums(m.out, merged, error)) {
+      std::cerr << "maskscope-cli: " << error << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  nlohmann::json j = ms::snapshot_to_json(ms::snapshot_of(merged));
+  j["maskscope_version"] = ms::kVersion;
+  j["merged_files"] = m.files.size();
+  RunFlags f;
+  f.out = m.out;
+  return emit(f, j.dump(1) + "\n");
 }
 
 // ---- leakage: Ruscio et al.'s Table 6 in miniature ----
@@ -496,6 +597,16 @@ int main(int argc, char** argv) {
   add_setting_flags(*run, run_flags);
   run->add_option("--out", run_flags.out, "output JSON file (default: standard output)");
   run->add_flag("--quiet", run_flags.quiet, "no progress line on stderr")->disable_flag_override();
+  run->add_option("--shard", run_flags.shard_text,
+                  "compute shard K of N (1 <= K <= N) and write its partial sums to --out FILE.msum; "
+                  "'maskscope-cli merge' adds the shards up to the run's exact result")
+      ->allow_extra_args(false);
+
+  MergeFlags merge_flags;
+  auto* merge = app.add_subcommand("merge", "add shards' partial sums (.msum) into the run's result: the same bits as one run");
+  merge->add_option("files", merge_flags.files, "the shards' .msum files, in any order")->required();
+  merge->add_option("--out", merge_flags.out,
+                    "result JSON (default: standard output), or FILE.msum for merged partial sums (may cover part of the run)");
 
   RunFlags leakage_flags;
   bool leakage_table = false;
@@ -534,14 +645,18 @@ int main(int argc, char** argv) {
               << " --help' for the flags and their ranges)\n";
     return kExitInvalid;
   }
+  // Under mpirun every rank parses the same arguments; only rank 0 prints and writes.
+  ms::cli::MpiSession mpi;
   try {
-    if (*run) return cmd_run(run_flags, *run);
+    if (*run) return cmd_run(run_flags, *run, mpi);
+    if (*merge) return cmd_merge(merge_flags);
     if (*leakage) return cmd_leakage(leakage_flags, *leakage, leakage_table);
   } catch (const std::bad_alloc&) {
     std::cerr << "maskscope-cli: out of memory; lower n, layers or threads\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "maskscope-cli: " << e.what() << "\n";
+    if (mpi.size() > 1) mpi.abort(1);
     return 1;
   }
   if (*theory) return cmd_theory(theory_flags);
