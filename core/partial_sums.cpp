@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -197,6 +198,25 @@ PartialSums merge_partial_sums_files(const std::vector<std::string>& paths, bool
     out.elapsed_s += p.elapsed_s;
   }
   return out;
+}
+
+std::vector<ResultFiles> scan_results_folder(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) throw std::runtime_error(folder + ": not a folder");
+  std::vector<std::string> paths;
+  for (const auto& e : fs::directory_iterator(folder, ec))
+    if (e.path().extension() == kPartialSumsExtension) paths.push_back(e.path().string());
+  if (ec) throw std::runtime_error(folder + ": cannot be read (" + ec.message() + ")");
+  std::sort(paths.begin(), paths.end());
+  std::vector<ResultFiles> groups;
+  for (const auto& path : paths) {
+    const PartialSums h = read_partial_sums_header(path);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const ResultFiles& g) { return g.settings.same_simulation(h.settings); });
+    if (it == groups.end()) groups.push_back({h.settings, {path}});
+    else it->files.push_back(path);
+  }
+  return groups;
 }
 
 Snapshot snapshot_of(const PartialSums& p) {

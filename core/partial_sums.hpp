@@ -44,6 +44,15 @@ PartialSums read_partial_sums_header(const std::string& path);
 // naming the file(s) and what is wrong.
 PartialSums merge_partial_sums_files(const std::vector<std::string>& paths, bool require_complete);
 
+// The .msum files of a folder, grouped by the run they belong to (same settings), each group's
+// files in the folder's name order. Throws std::runtime_error when the folder cannot be read or a
+// file's header is corrupt (naming the file).
+struct ResultFiles {
+  Settings settings;
+  std::vector<std::string> files;
+};
+std::vector<ResultFiles> scan_results_folder(const std::string& folder);
+
 // The snapshot of merged sums (the numbers of a run with these settings, bit for bit).
 Snapshot snapshot_of(const PartialSums& p);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/atomic_file.hpp"
+#include "core/partial_sums.hpp"
 #include "controller.hpp"
 #include "core/result_json.hpp"
 #include "core/strict_number.hpp"
@@ -61,6 +62,64 @@ std::optional<double> real_option(const std::string& flag, const std::string& te
 
 }  // namespace
 
+namespace {
+
+// The maskscope-cli command that computes these settings' sums into `path`.
+std::string run_command(const Settings& s, const std::string& path) {
+  std::string cmd = "maskscope-cli run";
+  const nlohmann::json j = settings_to_json(s);
+  const bool rw = s.random_weights();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "threads" || it.value().is_null()) continue;
+    // Only the flags of this model family (the CLI refuses the other family's).
+    static const char* kRandomWeightsOnly[] = {"heads", "vocab", "mlp", "init_mean", "init_std", "embed_std", "weights", "weight_seed"};
+    static const char* kParameterFreeOnly[] = {"alpha", "scale", "unit_input"};
+    auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), key) != std::end(list); };
+    if ((!rw && in(kRandomWeightsOnly)) || (rw && in(kParameterFreeOnly))) continue;
+    std::string flag = key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    const std::string value = it.value().is_string() ? it.value().get<std::string>()
+                              : it.value().is_boolean() ? (it.value().get<bool>() ? "1" : "0")
+                                                          : it.value().dump();
+    cmd += " --" + flag + " " + value;
+  }
+  return cmd + " --out " + path;
+}
+
+// --from-results: every simulation of the preset's figure from the folder's .msum files, merged
+// (the same numbers as running it here); a missing or incomplete one is an error with the command
+// that computes it.
+void load_stored_results(AppOptions& o, std::vector<std::string>& errors) {
+  std::vector<ResultFiles> groups;
+  try {
+    groups = scan_results_folder(o.results_dir);
+  } catch (const std::exception& e) {
+    errors.push_back(std::string("--from-results: ") + e.what());
+    return;
+  }
+  int k = 0;
+  for (const Settings& s : figure_simulations(o.preset->figure)) {
+    ++k;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const ResultFiles& g) { return g.settings.same_simulation(s); });
+    if (it == groups.end()) {
+      errors.push_back("--from-results: " + o.results_dir + " has no results for the figure's simulation " + std::to_string(k) +
+                       " (" + short_label(s) + ", n " + std::to_string(s.n) + ", d " + std::to_string(s.d) + ", " +
+                       std::to_string(s.samples) + " samples); compute it with: " +
+                       run_command(s, o.results_dir + "/run-" + std::to_string(k) + kPartialSumsExtension));
+      continue;
+    }
+    try {
+      const PartialSums merged = merge_partial_sums_files(it->files, true);
+      o.stored_results.emplace_back(s, std::make_shared<const Snapshot>(snapshot_of(merged)));
+    } catch (const std::exception& e) {
+      errors.push_back(std::string("--from-results: ") + e.what());
+    }
+  }
+}
+
+}  // namespace
+
 int parse_app_options(int argc, char** argv, AppOptions& o) {
   std::vector<std::string> errors;
   // The preset comes first, whatever its place on the line: --set, --tab and --show refine it.
@@ -106,6 +165,8 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
     } else if (a == "--export-figure") {
       o.export_dir = next();
       if (o.export_dir.empty()) errors.push_back("--export-figure needs a folder");
+    } else if (a == "--from-results") {
+      o.results_dir = next();
     } else if (a == "--export-scale") {
       if (auto v = real_option(a, next(), ExportLimits::scale_min, ExportLimits::scale_max, errors)) o.export_scale = *v;
     } else if (a == "--export-width") {
@@ -170,7 +231,8 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
                   "          [--tab attention|diagonal|hofj|metrics|figure] [--show score|weight|cosine]\n"
                   "          [--range all|visible|robust] [--size WxH] [--theme dark|light] [--hide-diagonal 0|1]\n"
                   "          [--screenshot FILE [--screenshot-at-samples N | --screenshot-at-se X]]\n"
-                  "          [--export-figure DIR] [--export-scale S] [--export-width PX] [--exit-when-done] [--ui-bench N]\n"
+                  "          [--export-figure DIR [--from-results RESULTS_DIR]] [--export-scale S] [--export-width PX]\n"
+                  "          [--exit-when-done] [--ui-bench N]\n"
                   "          [--lesson NAME|FILE [--step K] [--present] [--export-slides DIR]]\n"
                   "keys: %s\npresets:",
                   setting_keys_text().c_str());
@@ -198,6 +260,12 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
   if (!o.export_dir.empty() && o.preset && o.preset->figure.rows.empty())
     errors.push_back("--export-figure: preset '" + o.preset->name + "' has no figure rows");
   if (!o.export_dir.empty() && !preset_given) errors.push_back("--export-figure needs --preset with a figure (rows)");
+  if (!o.results_dir.empty()) {
+    if (!o.preset || o.preset->figure.rows.empty())
+      errors.push_back("--from-results needs --preset with a figure (rows)");
+    else
+      load_stored_results(o, errors);
+  }
   if (!o.screenshot.empty())
     if (std::string why = check_output_path(o.screenshot); !why.empty()) errors.push_back("--screenshot: " + why);
   for (const auto& e : validate(o.settings)) errors.push_back("--set " + e.setting + ": " + e.message);

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "figure.hpp"
 #include "panels.hpp"
@@ -31,6 +34,9 @@ struct AppOptions {
   bool present = false;              // --present: presentation mode
   std::string slides_dir;            // --export-slides DIR: one PNG per step and slides.md
   std::optional<std::int64_t> samples_cap;  // --samples with a lesson: caps every step
+  std::string results_dir;                  // --from-results DIR: the figure's runs come from .msum files
+  // The merged results behind the preset's figure, one per simulation (read while parsing).
+  std::vector<std::pair<Settings, std::shared_ptr<const Snapshot>>> stored_results;
 
   bool headless() const {
     return exit_when_done || ui_bench > 0 || !screenshot.empty() || !export_dir.empty() || !slides_dir.empty();

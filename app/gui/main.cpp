@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
     if (!opt.samples_given) controller.set_auto_samples(true);
     gui::Views views(controller, run_options);
     views.options() = opt.view;
+    views.figure().runs().set_stored(opt.stored_results);  // --from-results
     if (opt.preset) {
       gui::Preset p = *opt.preset;
       p.settings = opt.settings;  // with --set and --samples applied

@@ -13,7 +13,7 @@ FigureRuns::~FigureRuns() {
 void FigureRuns::update(const FigureSpec& spec) {
   std::vector<Settings> wanted;
   for (const Settings& s : figure_simulations(spec))
-    if (validate(s).empty()) wanted.push_back(s);
+    if (validate(s).empty() && !stored(s)) wanted.push_back(s);
   // Retire runs nobody needs.
   for (auto it = runs_.begin(); it != runs_.end();) {
     const bool needed = std::any_of(wanted.begin(), wanted.end(), [&](const Settings& s) { return (*it)->settings().same_simulation(s); });
@@ -34,7 +34,15 @@ void FigureRuns::update(const FigureSpec& spec) {
   }
 }
 
+const Snapshot* FigureRuns::stored(const Settings& s) const {
+  for (const auto& [settings, snap] : stored_)
+    if (settings.same_simulation(s)) return snap.get();
+  return nullptr;
+}
+
 std::shared_ptr<const Snapshot> FigureRuns::snapshot(const Settings& s) const {
+  for (const auto& [settings, snap] : stored_)
+    if (settings.same_simulation(s)) return snap;
   for (const auto& r : runs_)
     if (r->settings().same_simulation(s)) return r->snapshot();
   return nullptr;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/runner.hpp"
@@ -27,10 +28,14 @@ class FigureRuns {
   int started() const { return started_; }  // runs started so far (tests: sharing)
   void set_paused(bool paused);
   void poll();  // destroys cancelled runs whose threads have ended
+  // Finished results (--from-results): a simulation found here is shown from them, never run.
+  void set_stored(std::vector<std::pair<Settings, std::shared_ptr<const Snapshot>>> stored) { stored_ = std::move(stored); }
 
  private:
   RunOptions options_;
   std::vector<std::unique_ptr<Run>> runs_, retired_;
+  std::vector<std::pair<Settings, std::shared_ptr<const Snapshot>>> stored_;
+  const Snapshot* stored(const Settings& s) const;
   bool paused_ = false;
   int started_ = 0;
 };

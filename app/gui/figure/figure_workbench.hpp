@@ -21,6 +21,7 @@ class FigureWorkbench {
   const FigureData& data() const { return data_; }
   const Scene& scene() const { return scene_; }
   const FigureRuns& runs() const { return runs_; }
+  FigureRuns& runs() { return runs_; }
   ExportOptions& export_options() { return export_; }
   std::string& export_folder() { return export_dir_; }
   std::string& layers_text() { return layers_text_; }  // the Figure tab's "layers" field
