@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "kernel_steps.hpp"
+#include "layer_sums.hpp"
 #include "simulator.hpp"
 
 namespace maskscope {
@@ -273,11 +274,12 @@ struct RwArgs {
   }
 }
 
-struct LayerMetrics {
-  kernel::Proportion recency, adjacency, norm_adjacency;
-  double score_slope, weight_slope;  // of the head-mean maps (the mean of the heads' slopes)
-  double head_recency[Limits::heads_max], head_recency_ties[Limits::heads_max], head_slope[Limits::heads_max];
-};
+using kernel::LayerMetrics;
+
+// The layer's keys and sums as the shared layer code (layer_sums.hpp) takes them.
+inline kernel::LayerArgs layer_args(const RwArgs& k) {
+  return {k.n, k.heads, k.lo, k.hi, k.triples, k.slope_coef, k.layout};
+}
 
 // h = gamma x + Attn(Norm(x)): per head S = mask(q k^T / sqrt(d_h)), A = softmax(S), out = concat(A v) W_O.
 [[gnu::always_inline]] inline void attention(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
@@ -295,8 +297,8 @@ struct LayerMetrics {
       std::memcpy(w.kh.data() + at, row + d, sizeof(float) * std::size_t(dh));
       std::memcpy(w.vh.data() + at, row + 2 * d, sizeof(float) * std::size_t(dh));
     }
-  lm.recency = {0.0, 0.0};
-  lm.score_slope = lm.weight_slope = 0.0;
+  kernel::begin_heads(lm);
+  const kernel::LayerArgs la = layer_args(k);
   for (int h = 0; h < H; ++h) {
     float* qh = w.qh.data() + std::size_t(h) * n * dh;
     float* kh = w.kh.data() + std::size_t(h) * n * dh;
@@ -313,14 +315,7 @@ struct LayerMetrics {
     for (int i = 0; i < n; ++i)
       simd::weighted_rows(A + std::size_t(i) * n, vh, dh, k.lo[i], k.hi[i], 0.0f, w.zeros.data(),
                           w.o.data() + std::size_t(i) * d + std::size_t(h) * dh);
-    const kernel::Proportion r = kernel::recency_of(n, k.lo, k.triples, S);
-    lm.head_recency[h] = r.value;
-    lm.head_slope[h] = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, S);
-    lm.score_slope += lm.head_slope[h] / H;
-    lm.weight_slope += kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, A) / H;
-    lm.head_recency_ties[h] = r.ties;
-    lm.recency.value += r.value / H;
-    lm.recency.ties += r.ties / H;
+    kernel::head_metrics(la, h, S, A, lm);
   }
   product(k, w, rng, w.o.data(), d, block ? &block->wo : nullptr, d, k.init.residual_std, w.att.data());
   for (std::size_t e = 0; e < w.nd(); ++e) w.hres[e] = k.gamma * w.x[e] + w.att[e];
@@ -342,65 +337,16 @@ struct LayerMetrics {
   for (std::size_t e = 0; e < w.nd(); ++e) w.xn[e] = w.hres[e] + w.att[e];
 }
 
-// Cosines, norms, adjacency and norm adjacency of the hidden states in w.xn (MODEL.md sections 3, 4, 7).
+// Cosines, norms, adjacency and norm adjacency of the hidden states x (MODEL.md sections 3, 4, 7).
 [[gnu::always_inline]] inline void hidden_metrics(const RwArgs& k, RandomWeightsModel::Work& w, const float* x,
                                                   LayerMetrics& lm) {
-  const int n = k.n;
-  kernel::output_cosines(n, k.d, x, w.inv_norm.data(), w.c.data());
-  const float* C = w.c.data();
-  lm.adjacency = kernel::adjacency_of(n, [&](int r) { return C + std::size_t(r) * n; });
-  lm.norm_adjacency = kernel::norm_adjacency_of(n, w.inv_norm.data(), w.norms.data());
+  kernel::hidden_metrics(k.n, k.d, x, w.inv_norm.data(), w.c.data(), w.norms.data(), lm);
 }
 
 [[gnu::always_inline]] inline void accumulate(const RwArgs& k, RandomWeightsModel::Work& w, int l, bool maps,
                                               const LayerMetrics& lm, BlockSums& sums) {
-  const int n = k.n, H = k.heads;
-  const AccumLayout& L = *k.layout;
-  double* sum = sums.sum.data();
-  double* sq = sums.sumsq.data();
-  if (maps) {
-    const std::size_t nn = std::size_t(n) * n;
-    if (H == 1) {
-      kernel::add_masked_map(sum, sq, L.score(l), n, k.lo, k.hi, w.s.data());
-      kernel::add_masked_map(sum, sq, L.weight(l), n, k.lo, k.hi, w.a.data());
-    } else {
-      std::fill(w.s_mean.begin(), w.s_mean.end(), 0.0f);
-      std::fill(w.a_mean.begin(), w.a_mean.end(), 0.0f);
-      const float inv_h = 1.0f / static_cast<float>(H);
-      for (int h = 0; h < H; ++h) {
-        const float* S = w.s.data() + std::size_t(h) * nn;
-        const float* A = w.a.data() + std::size_t(h) * nn;
-        kernel::add_masked_map(sum, sq, L.head_score(l, h), n, k.lo, k.hi, S);
-        kernel::add_masked_map(sum, sq, L.head_weight(l, h), n, k.lo, k.hi, A);
-        for (int i = 0; i < n; ++i)
-          for (int j = k.lo[i]; j <= k.hi[i]; ++j) {
-            w.s_mean[std::size_t(i) * n + j] += inv_h * S[std::size_t(i) * n + j];
-            w.a_mean[std::size_t(i) * n + j] += inv_h * A[std::size_t(i) * n + j];
-          }
-        kernel::add_value(sum, sq, L.head_score_slope(l, h), lm.head_slope[h]);
-        if (k.triples > 0) {
-          kernel::add_value(sum, sq, L.head_recency(l, h), lm.head_recency[h]);
-          kernel::add_value(sum, sq, L.head_recency_ties(l, h), lm.head_recency_ties[h]);
-        }
-      }
-      kernel::add_masked_map(sum, sq, L.score(l), n, k.lo, k.hi, w.s_mean.data());
-      kernel::add_masked_map(sum, sq, L.weight(l), n, k.lo, k.hi, w.a_mean.data());
-    }
-    kernel::add_value(sum, sq, L.score_slope(l), lm.score_slope);
-    kernel::add_value(sum, sq, L.weight_slope(l), lm.weight_slope);
-    if (k.triples > 0) {
-      kernel::add_value(sum, sq, L.recency(l), lm.recency.value);
-      kernel::add_value(sum, sq, L.recency_ties(l), lm.recency.ties);
-    }
-  }
-  kernel::add_lower(sum, sq, L.cosine(l), n, w.c.data());
-  kernel::add_norms(sum, sq, L.norm(l), n, w.inv_norm.data());
-  if (n >= 3) {
-    kernel::add_value(sum, sq, L.adjacency(l), lm.adjacency.value);
-    kernel::add_value(sum, sq, L.adjacency_ties(l), lm.adjacency.ties);
-    kernel::add_value(sum, sq, L.norm_adjacency(l), lm.norm_adjacency.value);
-    kernel::add_value(sum, sq, L.norm_adjacency_ties(l), lm.norm_adjacency.ties);
-  }
+  kernel::accumulate_layer(layer_args(k), l, maps, w.s.data(), w.a.data(), w.s_mean.data(), w.a_mean.data(), w.c.data(),
+                           w.inv_norm.data(), lm, sums);
 }
 
 void record_layer(const RwArgs& k, const RandomWeightsModel::Work& w, const LayerMetrics& lm, LayerTrace& lt) {

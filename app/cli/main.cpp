@@ -23,6 +23,7 @@
 #include "core/runner.hpp"
 #include "core/settings.hpp"
 #include "core/strict_number.hpp"
+#include "core/tensor_analysis.hpp"
 #include "core/theory.hpp"
 #include "core/version.hpp"
 #include "mpi_job.hpp"
@@ -72,11 +73,14 @@ constexpr SettingFlag kSettingFlags[] = {
     {"threads", "threads", "worker threads [0, 256]; 0 = all cores"},
 };
 
+constexpr std::int64_t kSaveTensorsMax = 10000;
+
 struct RunFlags {
   ms::Settings s;
   std::map<std::string, std::string> text;  // flag -> value as typed (only the flags given)
   std::string out;
   bool quiet = false;
+  std::string save_tensors;                 // --save-tensors DIR
   std::string shard_text;                   // --shard K/N as typed
   std::int64_t shard_k = 1, shard_n = 1;
 };
@@ -146,6 +150,12 @@ std::vector<ms::SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) 
     for (char& c : e.setting)
       if (c == '_') c = '-';  // the flag's spelling: unit_input -> --unit-input
     errors.push_back(std::move(e));
+  }
+  if (cmd.get_option_no_throw("--save-tensors") != nullptr && cmd.count("--save-tensors") > 0) {
+    if (f.s.samples > kSaveTensorsMax)
+      errors.push_back({"save-tensors", "writes every sample's tensors: use --samples <= " + std::to_string(kSaveTensorsMax) +
+                                            " (this run has " + std::to_string(f.s.samples) + ")"});
+    if (cmd.count("--shard") > 0) errors.push_back({"save-tensors", "cannot be combined with --shard"});
   }
   if (cmd.get_option_no_throw("--shard") != nullptr && cmd.count("--shard") > 0 && errors.empty())
     if (std::string why = parse_shard(f); !why.empty()) errors.push_back({"shard", why});
@@ -258,6 +268,19 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
     std::fprintf(stderr, "%sdone: %lld samples in %.2f s (%.0f samples/s, %d threads%s)\n", tty ? "\r" : "",
                  static_cast<long long>(snap->samples_done), snap->elapsed_s, snap->samples_per_s, ms::resolved_threads(f.s),
                  ranks > 1 ? (" on each of " + std::to_string(ranks) + " MPI ranks").c_str() : "");
+  if (!f.save_tensors.empty()) {  // the raw per-sample tensors of this run, for `analyze` (round trip)
+    ms::Simulator sim(f.s);
+    std::vector<ms::SampleTrace> traces;
+    if (f.s.random_weights())
+      for (std::int64_t k = 0; k < f.s.samples; ++k) traces.push_back(sim.trace_sample(std::uint64_t(k)));
+    else
+      traces = sim.trace_block(0, f.s.samples);
+    std::string error;
+    if (!ms::save_tensors(f.save_tensors, f.s, traces, error)) {
+      std::cerr << "maskscope-cli: --save-tensors: " << error << "\n";
+      return 1;
+    }
+  }
   if (sums_output(f)) {
     std::string error;
     if (!ms::write_partial_sums(f.out, sums, error)) {
@@ -272,6 +295,45 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
   if (ranks > 1) j["mpi_ranks"] = ranks;
   const std::string text = j.dump(1) + "\n";
   return emit(f, text);
+}
+
+// ---- analyze: a real model's tensors ----
+
+struct AnalyzeFlags {
+  std::string folder, out;
+  bool quiet = false;
+};
+
+int cmd_analyze(AnalyzeFlags& a) {
+  if (!a.out.empty())
+    if (std::string why = ms::check_output_path(a.out); !why.empty()) return report_invalid({{"out", why}});
+  ms::TensorSet t;
+  try {
+    t = ms::open_tensors(a.folder);
+  } catch (const std::exception& e) {
+    std::cerr << "maskscope-cli: analyze refused: " << e.what() << "\n";
+    return kExitInvalid;
+  }
+  const std::uint64_t need = ms::tensor_analysis_bytes(t), available = ms::available_memory_bytes();
+  if (available > 0 && need > available * 8 / 10) {
+    std::cerr << "maskscope-cli: analyze refused: " << t.L << " layers x " << t.H << " heads at T = " << t.T << " need about "
+              << ms::bytes_text(need) << "; " << ms::bytes_text(available) << " available. Export fewer layers or shorter prompts.\n";
+    return kExitInvalid;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  ms::Snapshot snap = ms::analyze_tensors(t);
+  snap.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  nlohmann::json j = ms::snapshot_to_json(snap);
+  j["config"] = {{"source", "tensors"}, {"folder", a.folder}, {"model", t.model}, {"mask", ms::mask_to_string(ms::tensor_settings(t))},
+                 {"prompts", t.P}, {"layers", t.L}, {"heads", t.H}, {"n", t.T},
+                 {"d", t.d > 0 ? nlohmann::json(t.d) : nlohmann::json(nullptr)},
+                 {"weights", t.weights ? "given" : "softmax of the logits"}};
+  j["maskscope_version"] = ms::kVersion;
+  if (!a.quiet)
+    std::fprintf(stderr, "analyze: %d prompts, %d layers x %d heads, T = %d in %.2f s\n", t.P, t.L, t.H, t.T, snap.elapsed_s);
+  RunFlags f;
+  f.out = a.out;
+  return emit(f, j.dump(1) + "\n");
 }
 
 // ---- merge: shards (.msum) into one result ----
@@ -602,6 +664,18 @@ int main(int argc, char** argv) {
                   "'maskscope-cli merge' adds the shards up to the run's exact result")
       ->allow_extra_args(false);
 
+  run->add_option("--save-tensors", run_flags.save_tensors,
+                  "also write every sample's logits, weights and hidden states to this folder (NumPy, manifest.json) "
+                  "for 'maskscope-cli analyze'; --samples <= 10000")
+      ->allow_extra_args(false);
+
+  AnalyzeFlags analyze_flags;
+  auto* analyze = app.add_subcommand("analyze", "the simulation's metrics on a real model's exported tensors "
+                                                "(a folder with manifest.json and .npy arrays; README 'Real models')");
+  analyze->add_option("folder", analyze_flags.folder, "the tensor folder")->required();
+  analyze->add_option("--out", analyze_flags.out, "result JSON (default: standard output)");
+  analyze->add_flag("--quiet", analyze_flags.quiet, "no summary on stderr")->disable_flag_override();
+
   MergeFlags merge_flags;
   auto* merge = app.add_subcommand("merge", "add shards' partial sums (.msum) into the run's result: the same bits as one run");
   merge->add_option("files", merge_flags.files, "the shards' .msum files, in any order")->required();
@@ -650,6 +724,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cmd_run(run_flags, *run, mpi);
     if (*merge) return cmd_merge(merge_flags);
+    if (*analyze) return cmd_analyze(analyze_flags);
     if (*leakage) return cmd_leakage(leakage_flags, *leakage, leakage_table);
   } catch (const std::bad_alloc&) {
     std::cerr << "maskscope-cli: out of memory; lower n, layers or threads\n";

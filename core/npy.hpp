@@ -1,0 +1,47 @@
+// NumPy .npy arrays, memory-mapped (so a 5 GB file opens without 5 GB of RAM) and checked:
+// format version 1.0-3.0, little-endian float16 / float32 / float64, C order. Anything else is
+// refused with the file, the array and what was expected. Writing: float32 arrays (tests, the
+// CLI's --save-tensors).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace maskscope {
+
+enum class NpyType { f16, f32, f64 };
+
+class NpyArray {
+ public:
+  // Opens and checks `path`; `name` names the array in messages. Throws std::runtime_error.
+  NpyArray(const std::string& path, const std::string& name);
+  ~NpyArray();
+  NpyArray(const NpyArray&) = delete;
+  NpyArray& operator=(const NpyArray&) = delete;
+
+  const std::vector<std::int64_t>& shape() const { return shape_; }
+  NpyType type() const { return type_; }
+  std::size_t elements() const { return elements_; }
+  // Elements [first, first + count) (flat, C order) converted to float.
+  void read(std::size_t first, std::size_t count, float* out) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  NpyType type_ = NpyType::f32;
+  std::vector<std::int64_t> shape_;
+  std::size_t elements_ = 0;
+  void* map_ = nullptr;
+  std::size_t map_bytes_ = 0;
+  const unsigned char* data_ = nullptr;
+};
+
+// Writes a little-endian float32 C-order array; false with `error` on failure.
+bool write_npy_f32(const std::string& path, const std::vector<std::int64_t>& shape, const float* data, std::string& error);
+
+// IEEE half to float (subnormals, infinities and NaN included).
+float half_to_float(std::uint16_t h);
+
+}  // namespace maskscope
