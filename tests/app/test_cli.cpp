@@ -467,3 +467,48 @@ TEST_CASE("mpirun: a killed rank ends the job without a result; invalid flags ex
   CHECK_FALSE(fs::exists(work("killed.json")));
 }
 #endif
+
+// ---- real-model tensors: the round trip ----
+
+TEST_CASE("round trip: run --save-tensors, then analyze, gives the run's metrics bit for bit") {
+  for (const std::string& model : {std::string("--n 10 --d 64 --layers 3 --alpha 0.5"),
+                                   std::string("--model random_weights --n 9 --d 32 --heads 4 --layers 2")}) {
+    const std::string dir = work("tensors");
+    fs::remove_all(dir);
+    const Result r = cli("run " + model + " --samples 60 --seed 7 --quiet --save-tensors " + dir + " --out " + work("rt_run.json"));
+    INFO(model << ": " << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(fs::exists(dir + "/manifest.json"));
+    CHECK(fs::exists(dir + "/logits.npy"));
+    CHECK(fs::exists(dir + "/hidden.npy"));
+    const Result a = cli("analyze " + dir + " --quiet --out " + work("rt_analyze.json"));
+    INFO(a.err);
+    REQUIRE(a.code == 0);
+    const nlohmann::json run = read_json(work("rt_run.json")), an = read_json(work("rt_analyze.json"));
+    CHECK(an["samples"] == 60);
+    CHECK(an["config"]["source"] == "tensors");
+    REQUIRE(an["layers"].size() == run["layers"].size());
+    int compared = 0;
+    for (std::size_t l = 0; l < run["layers"].size(); ++l)
+      for (auto it = run["layers"][l].begin(); it != run["layers"][l].end(); ++it) {
+        if (!an["layers"][l].contains(it.key())) continue;
+        INFO("layer " << l + 1 << " " << it.key());
+        CHECK(an["layers"][l][it.key()] == it.value());
+        ++compared;
+      }
+    CHECK(compared >= 20);
+    CHECK(an["layers"][0].contains("heads"));  // the shape of a random-weight run: layers with heads
+  }
+}
+
+TEST_CASE("analyze refuses a bad folder with exit 2 naming the file; --save-tensors caps the samples") {
+  fs::create_directories(work("empty_tensors"));
+  const Result r = cli("analyze " + work("empty_tensors") + " --out " + work("never.json"));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("manifest.json") != std::string::npos);
+  CHECK_FALSE(fs::exists(work("never.json")));
+  const Result big = cli("run --n 4 --d 8 --samples 20000 --save-tensors " + work("big_tensors") + " --quiet");
+  CHECK(big.code == 2);
+  CHECK(big.err.find("--save-tensors") != std::string::npos);
+  CHECK(big.err.find("10000") != std::string::npos);
+}
