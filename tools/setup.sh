@@ -9,6 +9,7 @@ packages=(
   clang libclang-rt-14-dev
   librandom123-dev
   libopenmpi-dev openmpi-bin
+  python3-torch python3-numpy
   xvfb xauth libgl1-mesa-dri libglx-mesa0
 )
 missing=()
