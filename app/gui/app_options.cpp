@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/partial_sums.hpp"
+#include "core/tensor_analysis.hpp"
 #include "controller.hpp"
 #include "core/result_json.hpp"
 #include "core/strict_number.hpp"
@@ -165,6 +166,8 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
     } else if (a == "--export-figure") {
       o.export_dir = next();
       if (o.export_dir.empty()) errors.push_back("--export-figure needs a folder");
+    } else if (a == "--open") {
+      o.tensors_dir = next();
     } else if (a == "--from-results") {
       o.results_dir = next();
     } else if (a == "--export-scale") {
@@ -232,7 +235,7 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
                   "          [--range all|visible|robust] [--size WxH] [--theme dark|light] [--hide-diagonal 0|1]\n"
                   "          [--screenshot FILE [--screenshot-at-samples N | --screenshot-at-se X]]\n"
                   "          [--export-figure DIR [--from-results RESULTS_DIR]] [--export-scale S] [--export-width PX]\n"
-                  "          [--exit-when-done] [--ui-bench N]\n"
+                  "          [--exit-when-done] [--ui-bench N] [--open TENSOR_DIR]\n"
                   "          [--lesson NAME|FILE [--step K] [--present] [--export-slides DIR]]\n"
                   "keys: %s\npresets:",
                   setting_keys_text().c_str());
@@ -260,6 +263,13 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
   if (!o.export_dir.empty() && o.preset && o.preset->figure.rows.empty())
     errors.push_back("--export-figure: preset '" + o.preset->name + "' has no figure rows");
   if (!o.export_dir.empty() && !preset_given) errors.push_back("--export-figure needs --preset with a figure (rows)");
+  if (!o.tensors_dir.empty()) {  // checked here (headers only), so a bad folder never opens a window
+    try {
+      open_tensors(o.tensors_dir);
+    } catch (const std::exception& e) {
+      errors.push_back(std::string("--open: ") + e.what());
+    }
+  }
   if (!o.results_dir.empty()) {
     if (!o.preset || o.preset->figure.rows.empty())
       errors.push_back("--from-results needs --preset with a figure (rows)");

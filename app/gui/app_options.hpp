@@ -34,6 +34,7 @@ struct AppOptions {
   bool present = false;              // --present: presentation mode
   std::string slides_dir;            // --export-slides DIR: one PNG per step and slides.md
   std::optional<std::int64_t> samples_cap;  // --samples with a lesson: caps every step
+  std::string tensors_dir;                  // --open DIR: a real model's tensor folder
   std::string results_dir;                  // --from-results DIR: the figure's runs come from .msum files
   // The merged results behind the preset's figure, one per simulation (read while parsing).
   std::vector<std::pair<Settings, std::shared_ptr<const Snapshot>>> stored_results;

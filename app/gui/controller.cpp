@@ -50,6 +50,7 @@ bool Controller::fits_beside_retired(const Settings& s) const {
 }
 
 void Controller::start(const Settings& s) {
+  tensors_.reset();  // any settings change leaves the tensors for the simulation
   if (run_) {
     run_->abandon();  // nobody reads it again: no final snapshot, memory freed when its workers stop
     retired_.push_back(std::move(run_));
@@ -125,12 +126,33 @@ void Controller::set_paused(bool paused, std::string reason) {
   if (run_) run_->set_paused(paused);
 }
 
-std::shared_ptr<const Snapshot> Controller::snapshot() const { return run_ ? run_->snapshot() : waiting_; }
+std::shared_ptr<const Snapshot> Controller::snapshot() const {
+  if (tensors_) return tensors_;
+  return run_ ? run_->snapshot() : waiting_;
+}
+
+void Controller::show_tensors(std::shared_ptr<const Snapshot> snap, std::string label) {
+  if (!tensors_) before_tensors_ = current_;
+  if (run_) {
+    run_->abandon();
+    retired_.push_back(std::move(run_));
+  }
+  waiting_.reset();
+  tensors_ = std::move(snap);
+  tensors_label_ = std::move(label);
+  current_ = tensors_->settings;
+}
+
+void Controller::close_tensors() {
+  if (!tensors_) return;
+  current_ = before_tensors_;
+  start(current_);
+}
 
 void Controller::poll() {
   retired_.erase(std::remove_if(retired_.begin(), retired_.end(), [](const std::unique_ptr<Run>& r) { return r->done(); }),
                  retired_.end());
-  if (!run_ && (retired_.empty() || fits_beside_retired(current_))) launch();
+  if (!run_ && !tensors_ && (retired_.empty() || fits_beside_retired(current_))) launch();
 }
 
 }  // namespace maskscope::gui

@@ -60,6 +60,12 @@ class Controller {
   bool run_waiting() const { return !run_; }  // a restart waits for memory
   int restarts() const { return restarts_; }         // runs started so far
   std::chrono::steady_clock::time_point run_started() const { return run_started_; }
+  // A real model's tensors (tensor_analysis.hpp): their snapshot is shown instead of a run, with
+  // its settings (n = T, layers, heads), until close_tensors() or any other settings change.
+  void show_tensors(std::shared_ptr<const Snapshot> snap, std::string label);
+  void close_tensors();  // back to the simulation that was shown before
+  bool showing_tensors() const { return tensors_ != nullptr; }
+  const std::string& tensors_label() const { return tensors_label_; }
   // Destroys retired runs whose threads have finished; call once per frame.
   void poll();
   std::size_t retired_runs() const { return retired_.size(); }
@@ -74,6 +80,9 @@ class Controller {
   Settings current_;
   std::unique_ptr<Run> run_;
   std::shared_ptr<const Snapshot> waiting_;  // shown while a restart waits for memory
+  std::shared_ptr<const Snapshot> tensors_;  // a real model's tensors, shown instead of a run
+  std::string tensors_label_;
+  Settings before_tensors_;
   std::uint64_t memory_budget_ = kWindowMemoryBudget;
   std::vector<std::unique_ptr<Run>> retired_;
   std::vector<Settings> history_;

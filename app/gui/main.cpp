@@ -94,6 +94,15 @@ int main(int argc, char** argv) {
       if (opt.export_width) p.export_options.width = *opt.export_width;
       views.apply_preset(p);
     }
+    if (!opt.tensors_dir.empty()) {  // --open DIR: a failure ends with exit code 2, as a bad preset does
+      std::string error;
+      if (!views.open_tensors(opt.tensors_dir, error)) {
+        std::fprintf(stderr, "maskscope: --open: %s\n", error.c_str());
+        exit_code = 2;
+      } else if (opt.view.tab == gui::Tab::figure) {
+        views.compare_tensors_with_simulation();  // --open DIR --tab figure: model beside simulation
+      }
+    }
     if (opt.lesson) {
       views.set_lesson_samples_cap(opt.samples_cap);
       views.start_lesson(*opt.lesson);
@@ -103,7 +112,7 @@ int main(int argc, char** argv) {
     }
     gui::HeadlessDriver driver(opt, controller, views);
 
-    while (!glfwWindowShouldClose(window)) {
+    while (exit_code == 0 && !glfwWindowShouldClose(window)) {
       // Redraw on activity: while a run refines, poll; when idle, sleep until an event.
       const auto snap = controller.snapshot();
       const bool busy = !(snap->finished || snap->cancelled) || !views.figure().complete() || driver.busy();
@@ -149,8 +158,10 @@ int main(int argc, char** argv) {
       glfwSwapBuffers(window);
       if (quit) break;
     }
-    driver.print_summary();
-    exit_code = driver.exit_code();
+    if (exit_code == 0) {
+      driver.print_summary();
+      exit_code = driver.exit_code();
+    }
   }
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();

@@ -14,6 +14,8 @@
 #include "core/atomic_file.hpp"
 
 #include "figure_tab.hpp"
+#include "core/resources.hpp"
+#include "core/tensor_analysis.hpp"
 #include "live.hpp"
 
 namespace maskscope::gui {
@@ -221,7 +223,15 @@ void Views::draw(float ui_scale) {
   }
 
   ImGui::BeginChild("##controls", ImVec2(340.0f * ui_scale, 0), true);
-  draw_controls(controller_, view_, edit_errors_, ui_scale);
+  if (controller_.showing_tensors()) {
+    switch (draw_tensor_controls(controller_, view_, tensor_info_, ui_scale)) {
+      case TensorAction::compare: compare_tensors_with_simulation(); break;
+      case TensorAction::close: controller_.close_tensors(); break;
+      case TensorAction::none: break;
+    }
+  } else {
+    draw_controls(controller_, view_, edit_errors_, ui_scale);
+  }
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginGroup();
@@ -291,6 +301,66 @@ void Views::apply_preset(const Preset& p) {
   figure_.load(p);
 }
 
+bool Views::open_tensors(const std::string& folder, std::string& error) {
+  try {
+    const TensorSet t = maskscope::open_tensors(folder);
+    if (std::uint64_t need = tensor_analysis_bytes(t); need > kWindowMemoryBudget) {
+      error = folder + ": " + std::to_string(t.L) + " layers x " + std::to_string(t.H) + " heads at T = " + std::to_string(t.T) +
+              " need about " + bytes_text(need) + "; the window allows " + bytes_text(kWindowMemoryBudget) +
+              " (maskscope-cli analyze has no such limit)";
+      return false;
+    }
+    auto snap = std::make_shared<Snapshot>(analyze_tensors(t));
+    tensor_info_ = {folder, t.model, mask_to_string(tensor_settings(t)), t.P, t.L, t.H, t.T, t.d, t.weights != nullptr};
+    const std::string label = (t.model.empty() ? folder : t.model) + " (" + std::to_string(t.L) + " layers x " +
+                              std::to_string(t.H) + " heads, T " + std::to_string(t.T) + ")";
+    controller_.show_tensors(std::move(snap), label);
+    set_status_message("opened " + folder);
+    return true;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
+}
+
+void Views::compare_tensors_with_simulation() {
+  auto snap = controller_.snapshot();
+  if (!controller_.showing_tensors() || !snap) return;
+  const Settings model = snap->settings;
+  Settings sim;  // the parameter-free decoder (LN-recency's setting) at the model's n
+  sim.n = model.n;
+  sim.layers = std::min(model.layers, Limits::layers_max);
+  sim.samples = auto_sample_count(sim);
+  FigureSpec spec;
+  spec.title = tensor_info_.model.empty() ? "Model vs simulation" : tensor_info_.model + " vs the parameter-free decoder";
+  spec.kind = FigureKind::heatmaps;
+  spec.layers.clear();
+  for (int l = 1; l <= std::min(model.layers, 4); ++l) spec.layers.push_back(l);
+  FigureRow m;
+  // Row titles are drawn beside the panels: a long model name would run over them.
+  m.label = tensor_info_.model.empty() || tensor_info_.model.size() > 24 ? "model" : tensor_info_.model;
+  m.settings = model;
+  m.quantity = view_.quantity;
+  const Transform transform = view_.tab == Tab::diagonal ? Transform::diagonal_normalized : Transform::raw;
+  m.transform = transform;
+  FigureRow p;
+  p.label = "parameter-free";
+  p.settings = sim;
+  p.quantity = view_.quantity;
+  if (tensor_info_.d == 0 && (p.quantity == Quantity::cosine || p.quantity == Quantity::norm))
+    m.quantity = p.quantity = Quantity::score;  // no hidden states: no cosines or norms to compare
+  p.transform = transform;
+  spec.rows = {m, p};
+  figure_.runs().set_stored({{model, snap}});
+  figure_.spec() = spec;
+  std::string layers;
+  for (int l : spec.layers) layers += (layers.empty() ? "" : ",") + std::to_string(l);
+  figure_.layers_text() = layers;
+  figure_.refresh(true);
+  view_.tab = Tab::figure;
+  requested_tab_ = true;
+}
+
 bool Views::load_preset(const std::string& path, std::string& error) {
   Preset p;
   if (const Preset* shipped = find_shipped_preset(path)) p = *shipped;
@@ -309,6 +379,13 @@ void Views::draw_menu() {
     ImGui::Separator();
     if (ImGui::MenuItem("Load preset file...")) open_load_ = true;
     if (ImGui::MenuItem("Save preset as...")) open_save_ = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open tensors...")) open_tensors_dialog_ = true;
+    explain("A real model's attention logits (and weights, hidden states) exported as NumPy arrays with a "
+            "manifest.json (tools/export_attention.py): every tab then shows that model.");
+    if (controller_.showing_tensors() && ImGui::MenuItem("Close tensors")) controller_.close_tensors();
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Lessons")) {
@@ -335,6 +412,20 @@ void Views::draw_menu() {
 }
 
 void Views::draw_preset_dialogs() {
+  if (open_tensors_dialog_) ImGui::OpenPopup("Open tensors");
+  open_tensors_dialog_ = false;
+  if (ImGui::BeginPopupModal("Open tensors", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::TextUnformatted("Tensor folder (manifest.json with logits.npy; see the README, 'Real models'):");
+    input_string("##tensors", tensors_path_, ImGui::GetFontSize() * 28);
+    if (ImGui::Button("Open")) {
+      std::string error;
+      if (open_tensors(tensors_path_, error)) ImGui::CloseCurrentPopup();
+      else set_status_message(error, true);
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
+  }
   if (open_lesson_) ImGui::OpenPopup("Open lesson");
   open_lesson_ = false;
   if (ImGui::BeginPopupModal("Open lesson", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {

@@ -37,6 +37,11 @@ class Views {
   bool load_preset(const std::string& path, std::string& error);
   Preset current_preset() const { return figure_.preset(controller_.settings(), view_); }
   FigureWorkbench& figure() { return figure_; }
+  // A real model's tensor folder (tensor_analysis.hpp): analysed and shown in every tab instead of
+  // the simulation. A folder that fails to open changes nothing; `error` says why.
+  bool open_tensors(const std::string& folder, std::string& error);
+  // The Figure tab with the model's maps beside the parameter-free prediction at the same n.
+  void compare_tensors_with_simulation();
   // A queued key press (shortcuts.hpp): F1 help, Ctrl+Z undo, Ctrl+Shift+Z / Ctrl+Y redo; with a
   // lesson: arrows and Page Up / Down move between steps, F5 presents, Esc leaves, Ctrl +/- scale.
   void on_key(int key, int mods);
@@ -97,6 +102,9 @@ class Views {
   std::string message_;
   bool message_error_ = false;
   bool open_load_ = false, open_save_ = false;
+  bool open_tensors_dialog_ = false;
+  std::string tensors_path_ = "tensors";
+  TensorInfo tensor_info_;
   bool show_guide_ = false, show_keys_ = false;
 };
 

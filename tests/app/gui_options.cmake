@@ -14,7 +14,10 @@ set(CASES
   "--export-scale 9|--export-scale: 9 is out of range"
   "--export-width 4294967396|--export-width"
   "--tab nope|--tab: 'nope'"
-  "--set n=512 --set layers=16|the window allows 768 MB")
+  "--set n=512 --set layers=16|the window allows 768 MB"
+  "--open /nonexistent-tensors|--open: /nonexistent-tensors: not a folder"
+  "--open /tmp|manifest.json: missing"
+  "--from-results /tmp|--from-results needs --preset with a figure")
 foreach(case ${CASES})
   string(FIND "${case}" "|" bar)
   string(SUBSTRING "${case}" 0 ${bar} cmdline)

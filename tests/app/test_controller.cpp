@@ -137,3 +137,33 @@ TEST_CASE("memory: an edit over the window's budget is refused with the estimate
   CHECK_FALSE(c.run_waiting());
   CHECK(c.retired_runs() == 0);  // never two runs at once
 }
+
+TEST_CASE("tensors are shown instead of the run until closed; closing or an edit brings the simulation back") {
+  Controller c(small());
+  const Settings before = c.settings();
+  auto tensors = std::make_shared<Snapshot>();
+  tensors->settings = small();
+  tensors->settings.model = Model::random_weights;
+  tensors->settings.heads = 2;
+  tensors->settings.samples = 7;
+  tensors->samples_done = 7;
+  tensors->finished = true;
+  c.show_tensors(tensors, "tiny");
+  CHECK(c.showing_tensors());
+  CHECK(c.tensors_label() == "tiny");
+  CHECK(c.snapshot() == tensors);
+  CHECK(c.settings() == tensors->settings);
+  for (int k = 0; k < 5; ++k) c.poll();  // no run starts behind the tensors
+  CHECK(c.snapshot() == tensors);
+  c.close_tensors();
+  CHECK_FALSE(c.showing_tensors());
+  CHECK(c.settings() == before);
+  CHECK(c.snapshot() != tensors);
+  c.show_tensors(tensors, "tiny");
+  Settings edited = before;
+  edited.n = 9;
+  CHECK(c.edit(edited).empty());
+  CHECK_FALSE(c.showing_tensors());
+  CHECK(c.settings().n == 9);
+  wait_done(c);
+}

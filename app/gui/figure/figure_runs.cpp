@@ -34,15 +34,25 @@ void FigureRuns::update(const FigureSpec& spec) {
   }
 }
 
+namespace {
+// A stored result serves a cell with the same settings and at most its layers (layer l's numbers
+// do not depend on the layers after it).
+bool serves(const Settings& stored, const Settings& cell) {
+  Settings a = stored;
+  a.layers = cell.layers;
+  return stored.layers >= cell.layers && a.same_simulation(cell);
+}
+}  // namespace
+
 const Snapshot* FigureRuns::stored(const Settings& s) const {
   for (const auto& [settings, snap] : stored_)
-    if (settings.same_simulation(s)) return snap.get();
+    if (serves(settings, s)) return snap.get();
   return nullptr;
 }
 
 std::shared_ptr<const Snapshot> FigureRuns::snapshot(const Settings& s) const {
   for (const auto& [settings, snap] : stored_)
-    if (settings.same_simulation(s)) return snap;
+    if (serves(settings, s)) return snap;
   for (const auto& r : runs_)
     if (r->settings().same_simulation(s)) return r->snapshot();
   return nullptr;

@@ -327,4 +327,31 @@ void draw_controls(Controller& controller, ViewOptions& view, std::vector<Settin
 
 }
 
+TensorAction draw_tensor_controls(const Controller& controller, ViewOptions& view, const TensorInfo& info, float ui_scale) {
+  TensorAction action = TensorAction::none;
+  const float label_w = 110.0f * ui_scale;
+  ImGui::PushItemWidth(-label_w);
+  ImGui::TextUnformatted("Real model");
+  ImGui::Separator();
+  ImGui::TextWrapped("%s", info.model.empty() ? "(no model name)" : info.model.c_str());
+  ImGui::TextDisabled("%s", info.folder.c_str());
+  ImGui::Text("%d prompts, %d layers x %d heads", info.prompts, info.layers, info.heads);
+  ImGui::Text("T = %d tokens, %s mask", info.tokens, info.mask.c_str());
+  ImGui::Text("hidden states: %s", info.d > 0 ? ("d = " + std::to_string(info.d)).c_str() : "none (no cosines)");
+  ImGui::Text("weights: %s", info.weights_given ? "given" : "softmax of the logits");
+  explain("Every map and metric is the simulation's, computed on these tensors: each prompt is one sample, so the "
+          "numbers are means over prompts and the standard errors are over prompts.");
+  ImGui::Spacing();
+  if (ImGui::Button("Compare with the simulation")) action = TensorAction::compare;
+  explain("A figure with this model's maps beside the parameter-free decoder's prediction at the same n (Figure tab).");
+  if (ImGui::Button("Back to the simulation")) action = TensorAction::close;
+  explain("Close the tensors; the simulation shown before comes back.");
+  ImGui::Spacing();
+  ImGui::TextUnformatted("View");
+  ImGui::Separator();
+  view_controls(view, controller.settings());
+  ImGui::PopItemWidth();
+  return action;
+}
+
 }  // namespace maskscope::gui

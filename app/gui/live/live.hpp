@@ -21,6 +21,16 @@ void explain(const char* text);
 // controller, which restarts the run. Returns the settings errors of the last edit.
 void draw_controls(Controller& controller, ViewOptions& view, std::vector<SettingError>& edit_errors, float ui_scale);
 
+// The controls panel while a real model's tensors are shown: what they are, the view, and the
+// two ways out.
+struct TensorInfo {
+  std::string folder, model, mask;
+  int prompts = 0, layers = 0, heads = 0, tokens = 0, d = 0;
+  bool weights_given = false;
+};
+enum class TensorAction { none, compare, close };
+TensorAction draw_tensor_controls(const Controller& controller, ViewOptions& view, const TensorInfo& info, float ui_scale);
+
 // Per-layer heatmaps of the current tab (raw or diagonal-normalized), each with its colorbar,
 // metric badge and hover read-out.
 // `point` (a lesson step's pointer) outlines a layer panel or a cell range in it, with its label.

@@ -22,6 +22,15 @@ void draw_status_line(const Controller& controller, const std::vector<PanelData>
   else if (controller.paused()) std::snprintf(eta, sizeof eta, "waiting");
   else if (rate > 0) std::snprintf(eta, sizeof eta, "%.1f s", left / rate);
   ImGui::Separator();
+  if (controller.showing_tensors()) {
+    ImGui::Text("tensors: %s   %s prompts (means over prompts, SE over prompts)   largest SE on screen %s",
+                controller.tensors_label().c_str(), with_thousands(snap->samples_done).c_str(), compact_number(max_se, 2).c_str());
+    if (!message.empty()) {
+      ImGui::SameLine();
+      ImGui::TextColored(message_error ? ImVec4(0.9f, 0.3f, 0.25f, 1) : ImVec4(0.5f, 0.8f, 0.5f, 1), "  %s", message.c_str());
+    }
+    return;
+  }
   if (controller.paused()) {
     ImGui::TextColored(ImVec4(0.95f, 0.55f, 0.15f, 1), "[paused: %s]", controller.pause_reason().c_str());
     ImGui::SameLine();
