@@ -199,7 +199,7 @@ void Views::draw_tab_content() {
       case Tab::h_of_j: draw_h_of_j_tab(*shown_, view_); break;
       case Tab::metrics: draw_metrics_tab(*shown_); break;
       case Tab::figure: draw_figure_tab(figure_, controller_.settings(), view_); break;
-      case Tab::leakage: leakage_.draw(*shown_, renderer_, view_); break;
+      case Tab::leakage: leakage_.draw(*shown_, renderer_, view_, !controller_.showing_tensors()); break;
     }
   if (view_.tab != Tab::leakage) leakage_.stop();  // its twin run costs CPU only while shown
 }

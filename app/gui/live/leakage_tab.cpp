@@ -122,14 +122,15 @@ void split_map(HeatmapRenderer& renderer, int slot, const std::vector<double>& v
 
 void LeakageTab::stop() { twin_.reset(); }
 
-void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const ViewOptions& view) {
+void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const ViewOptions& view, bool allow_twin) {
   const Settings& s = live.settings;
   if (live.layers.empty()) return;
   const bool causal = s.mask != MaskKind::bidirectional;
   // The bidirectional twin: the same settings and seed (the same random draws), only the mask differs.
   Settings twin = s;
   twin.mask = MaskKind::bidirectional;
-  if (causal && (!twin_ || !twin_->settings().same_simulation(twin))) {
+  if (!allow_twin) twin_.reset();
+  if (allow_twin && causal && (!twin_ || !twin_->settings().same_simulation(twin))) {
     RunOptions options;
     options.low_priority = true;
     twin_.reset();
@@ -158,6 +159,8 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
             "mask's growing softmax denominator causes; the rest comes from the residual stream. Real LLMs: 65-91% "
             "(004, Table 6). In the parameter-free model the residual stream carries no position without the mask, so "
             "the share is close to 100%.");
+  } else if (!allow_twin) {
+    ImGui::TextDisabled("  causal-mask share: n/a (a model's tensors have no bidirectional twin; export it with a bidirectional mask)");
   } else {
     ImGui::TextDisabled("  causal-mask share: waiting for the bidirectional twin");
   }

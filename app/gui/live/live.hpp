@@ -45,7 +45,8 @@ void draw_h_of_j_tab(const Snapshot& snap, const ViewOptions& view);
 // position-bin profile, and the relative / absolute split of one layer's logits.
 class LeakageTab {
  public:
-  void draw(const Snapshot& live, HeatmapRenderer& renderer, const ViewOptions& view);
+  // twin: run the bidirectional twin (not for a real model's tensors, which have no simulation behind them).
+  void draw(const Snapshot& live, HeatmapRenderer& renderer, const ViewOptions& view, bool twin = true);
   void stop();  // ends the twin run (the tab is not shown)
 
  private:
