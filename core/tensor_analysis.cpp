@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -108,11 +109,46 @@ TensorSet open_tensors(const std::string& folder) {
   return t;
 }
 
+std::string select_layers(TensorSet& t, const std::string& text) {
+  std::vector<int> chosen;
+  std::size_t at = 0;
+  const std::string valid = "; valid: layer numbers or ranges in [1, " + std::to_string(t.L) + "], e.g. 1,2,5-8";
+  auto number = [&](std::size_t& i, int& v) {
+    std::size_t j = i;
+    while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
+    if (j == i || j - i > 6) return false;
+    v = std::stoi(text.substr(i, j - i));
+    i = j;
+    return true;
+  };
+  while (at < text.size()) {
+    int a = 0, b = 0;
+    if (!number(at, a)) return "'" + text + "' is not a list of layers" + valid;
+    b = a;
+    if (at < text.size() && text[at] == '-') {
+      ++at;
+      if (!number(at, b)) return "'" + text + "' is not a list of layers" + valid;
+    }
+    if (a < 1 || b > t.L || a > b) return "'" + text + "': layer " + std::to_string(a < 1 ? a : b) + " is out of range" + valid;
+    for (int l = a; l <= b; ++l) chosen.push_back(l);
+    if (at < text.size()) {
+      if (text[at] != ',') return "'" + text + "' is not a list of layers" + valid;
+      ++at;
+      if (at == text.size()) return "'" + text + "' ends with a comma" + valid;
+    }
+  }
+  if (chosen.empty()) return "no layers given" + valid;
+  std::sort(chosen.begin(), chosen.end());
+  if (std::adjacent_find(chosen.begin(), chosen.end()) != chosen.end()) return "'" + text + "' names a layer twice" + valid;
+  t.layers = std::move(chosen);
+  return "";
+}
+
 Settings tensor_settings(const TensorSet& t) {
   Settings s;
   s.model = Model::random_weights;  // the layout with heads and embeddings (layer 0)
   s.n = t.T;
-  s.layers = t.L;
+  s.layers = t.analysed_layers();
   s.heads = t.H;
   s.d = t.d > 0 ? t.d : t.H;
   s.mask = t.mask;
@@ -124,10 +160,10 @@ Settings tensor_settings(const TensorSet& t) {
 }
 
 std::uint64_t tensor_analysis_bytes(const TensorSet& t) {
-  const AccumLayout L(t.T, t.L, t.H, true);
+  const AccumLayout L(t.T, t.analysed_layers(), t.H, true);
   const std::uint64_t nn = std::uint64_t(t.T) * t.T;
   // BlockSums 16, exact 48 + 1, moments 16 bytes a value; snapshot maps (7 + 4 H per layer).
-  return std::uint64_t(L.total()) * 81 + sizeof(double) * nn * std::uint64_t(t.L + 1) * (7 + 4 * std::uint64_t(t.H));
+  return std::uint64_t(L.total()) * 81 + sizeof(double) * nn * std::uint64_t(t.analysed_layers() + 1) * (7 + 4 * std::uint64_t(t.H));
 }
 
 namespace {
@@ -153,7 +189,8 @@ bool accumulate_prompts(const TensorSet& t, const kernel::LayerArgs& la, const K
       kernel::accumulate_layer(la, layout.embedding_block(), false, b.S.data(), b.A.data(), b.s_mean.data(), b.a_mean.data(),
                                b.C.data(), b.inv_norm.data(), lm, sums);
     }
-    for (int l = 0; l < t.L; ++l) {
+    for (int k = 0; k < t.analysed_layers(); ++k) {
+      const int l = t.source_layer(k) - 1;  // the model's layer, 0-based
       const std::size_t at = (std::size_t(p) * t.L + l) * H * nn;
       t.logits->read(at, H * nn, b.S.data());
       if (t.weights) t.weights->read(at, H * nn, b.A.data());
@@ -168,7 +205,7 @@ bool accumulate_prompts(const TensorSet& t, const kernel::LayerArgs& la, const K
         t.hidden->read((std::size_t(p) * (t.L + 1) + l + 1) * n * d, std::size_t(n) * d, b.x.data());
         kernel::hidden_metrics(n, d, b.x.data(), b.inv_norm.data(), b.C.data(), b.norms.data(), lm);
       }
-      kernel::accumulate_layer(la, l, true, b.S.data(), b.A.data(), b.s_mean.data(), b.a_mean.data(), b.C.data(),
+      kernel::accumulate_layer(la, k, true, b.S.data(), b.A.data(), b.s_mean.data(), b.a_mean.data(), b.C.data(),
                                b.inv_norm.data(), lm, sums);
     }
     sums.count += 1;
@@ -181,7 +218,7 @@ bool accumulate_prompts(const TensorSet& t, const kernel::LayerArgs& la, const K
 Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel) {
   const Settings s = tensor_settings(t);
   const KeyRanges keys = key_ranges(s);
-  const AccumLayout layout(t.T, t.L, t.H, true);
+  const AccumLayout layout(t.T, t.analysed_layers(), t.H, true);
   const int n = t.T, H = t.H, d = std::max(1, t.d);
   const std::size_t nn = std::size_t(n) * n, slack = 8;
   Buffers b;
@@ -204,6 +241,7 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel) {
   exact.moments(m, 0);
   Snapshot snap = make_snapshot(s, m, keys);
   snap.finished = true;
+  for (int k = 0; k < t.analysed_layers(); ++k) snap.layers[std::size_t(k)].layer = t.source_layer(k);
   if (!hidden) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     auto blank = [&](LayerStats& ls) {

@@ -29,14 +29,23 @@ struct TensorSet {
   std::vector<std::string> prompts;  // manifest "prompts" (may be empty)
   std::unique_ptr<NpyArray> logits, weights, hidden;
   int P = 0, L = 0, H = 0, T = 0, d = 0;  // d = 0 without hidden states
+  std::vector<int> layers;                // the layers to analyse, 1-based, ascending; empty = all L
+
+  int analysed_layers() const { return layers.empty() ? L : int(layers.size()); }
+  int source_layer(int k) const { return layers.empty() ? k + 1 : layers[std::size_t(k)]; }  // 1-based
 };
+
+// Restricts the analysis to some layers: "1,2,32" or ranges "1-4,30-32". Returns "" or what is
+// wrong (with the valid range); `t` is unchanged on error.
+std::string select_layers(TensorSet& t, const std::string& text);
 
 // Opens and checks a folder: manifest, arrays, dtypes and shapes (nothing is read yet).
 // Throws std::runtime_error naming the file, the array and what was expected.
 TensorSet open_tensors(const std::string& folder);
 
 // The settings under which a tensor set's snapshot is laid out: the random-weight family's layout
-// (heads, embeddings), n = T, layers = L, heads = H, d, the mask; samples = P.
+// (heads, embeddings), n = T, layers = the analysed layers, heads = H, d, the mask; samples = P.
+// The snapshot's LayerStats::layer keeps each layer's number in the model.
 Settings tensor_settings(const TensorSet& t);
 
 // Bytes the analysis needs, about (sums, exact sums, moments and the snapshot).

@@ -300,7 +300,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
 // ---- analyze: a real model's tensors ----
 
 struct AnalyzeFlags {
-  std::string folder, out;
+  std::string folder, out, layers;
   bool quiet = false;
 };
 
@@ -314,10 +314,13 @@ int cmd_analyze(AnalyzeFlags& a) {
     std::cerr << "maskscope-cli: analyze refused: " << e.what() << "\n";
     return kExitInvalid;
   }
+  if (!a.layers.empty())
+    if (std::string why = ms::select_layers(t, a.layers); !why.empty()) return report_invalid({{"layers", why}});
   const std::uint64_t need = ms::tensor_analysis_bytes(t), available = ms::available_memory_bytes();
   if (available > 0 && need > available * 8 / 10) {
     std::cerr << "maskscope-cli: analyze refused: " << t.L << " layers x " << t.H << " heads at T = " << t.T << " need about "
-              << ms::bytes_text(need) << "; " << ms::bytes_text(available) << " available. Export fewer layers or shorter prompts.\n";
+              << ms::bytes_text(need) << "; " << ms::bytes_text(available)
+              << " available. Analyse fewer layers (--layers) or export shorter prompts.\n";
     return kExitInvalid;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -325,12 +328,13 @@ int cmd_analyze(AnalyzeFlags& a) {
   snap.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   nlohmann::json j = ms::snapshot_to_json(snap);
   j["config"] = {{"source", "tensors"}, {"folder", a.folder}, {"model", t.model}, {"mask", ms::mask_to_string(ms::tensor_settings(t))},
-                 {"prompts", t.P}, {"layers", t.L}, {"heads", t.H}, {"n", t.T},
+                 {"prompts", t.P}, {"layers", t.L}, {"analysed_layers", t.analysed_layers()}, {"heads", t.H}, {"n", t.T},
                  {"d", t.d > 0 ? nlohmann::json(t.d) : nlohmann::json(nullptr)},
                  {"weights", t.weights ? "given" : "softmax of the logits"}};
   j["maskscope_version"] = ms::kVersion;
   if (!a.quiet)
-    std::fprintf(stderr, "analyze: %d prompts, %d layers x %d heads, T = %d in %.2f s\n", t.P, t.L, t.H, t.T, snap.elapsed_s);
+    std::fprintf(stderr, "analyze: %d prompts, %d of %d layers x %d heads, T = %d in %.2f s\n", t.P, t.analysed_layers(), t.L, t.H,
+                 t.T, snap.elapsed_s);
   RunFlags f;
   f.out = a.out;
   return emit(f, j.dump(1) + "\n");
@@ -675,6 +679,9 @@ int main(int argc, char** argv) {
   analyze->add_option("folder", analyze_flags.folder, "the tensor folder")->required();
   analyze->add_option("--out", analyze_flags.out, "result JSON (default: standard output)");
   analyze->add_flag("--quiet", analyze_flags.quiet, "no summary on stderr")->disable_flag_override();
+  analyze->add_option("--layers", analyze_flags.layers,
+                      "analyse only these layers, e.g. 1,2,30-32 (default: all); a big model's memory grows with the layers")
+      ->allow_extra_args(false);
 
   MergeFlags merge_flags;
   auto* merge = app.add_subcommand("merge", "add shards' partial sums (.msum) into the run's result: the same bits as one run");

@@ -512,3 +512,29 @@ TEST_CASE("analyze refuses a bad folder with exit 2 naming the file; --save-tens
   CHECK(big.err.find("--save-tensors") != std::string::npos);
   CHECK(big.err.find("10000") != std::string::npos);
 }
+
+TEST_CASE("analyze --layers: the chosen layers' numbers equal the full analysis's, under their own numbers; bad lists exit 2") {
+  const std::string dir = work("tensors_layers");
+  fs::remove_all(dir);
+  REQUIRE(cli("run --model random_weights --n 8 --d 16 --heads 2 --layers 3 --samples 30 --seed 2 --quiet --save-tensors " + dir +
+              " --out " + work("layers_run.json")).code == 0);
+  REQUIRE(cli("analyze " + dir + " --quiet --out " + work("layers_all.json")).code == 0);
+  const Result r = cli("analyze " + dir + " --quiet --layers 3,1 --out " + work("layers_some.json"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json all = read_json(work("layers_all.json")), some = read_json(work("layers_some.json"));
+  REQUIRE(some["layers"].size() == 2);
+  CHECK(some["config"]["analysed_layers"] == 2);
+  CHECK(some["layers"][0]["layer"] == 1);
+  CHECK(some["layers"][1]["layer"] == 3);
+  CHECK(some["layers"][0] == all["layers"][0]);
+  CHECK(some["layers"][1] == all["layers"][2]);
+  CHECK(some["embeddings"] == all["embeddings"]);
+  for (const std::string bad : {"0", "4", "2-1", "1,1", "x", "1,"}) {
+    const Result b = cli("analyze " + dir + " --quiet --layers " + bad);
+    INFO(bad << ": " << b.err);
+    CHECK(b.code == 2);
+    CHECK(b.err.find("--layers") != std::string::npos);
+    CHECK(b.err.find("[1, 3]") != std::string::npos);
+  }
+}
