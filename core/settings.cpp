@@ -181,6 +181,14 @@ double scale_factor(Scale scale, int d) {
   return 1.0;
 }
 
+std::optional<Model> setting_family(std::string_view key) {
+  for (std::string_view k : {"alpha", "scale", "unit_input"})
+    if (key == k) return Model::parameter_free;
+  for (std::string_view k : {"heads", "vocab", "mlp", "init_mean", "init_std", "embed_std", "weights", "weight_seed"})
+    if (key == k) return Model::random_weights;
+  return std::nullopt;
+}
+
 std::string short_label(const Settings& s) {
   std::ostringstream os;
   if (s.random_weights()) {

@@ -102,6 +102,11 @@ bool parse_mask(std::string_view text, Settings& s);
 // Numeric value of the score scale for width d.
 double scale_factor(Scale scale, int d);
 
+// The model family a setting (by its JSON / --set name) belongs to; nullopt when it applies to both.
+// alpha, scale and unit_input are the parameter-free model's; the network's fields the random-weight
+// family's (MODEL.md section 7).
+std::optional<Model> setting_family(std::string_view key);
+
 // Short label in the papers' words, e.g. "alpha=0.5, LN, Res".
 std::string short_label(const Settings& s);
 

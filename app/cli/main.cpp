@@ -36,38 +36,33 @@ constexpr int kExitInvalid = 2;
 
 // Every setting flag is read as text and converted by the core's one strict conversion
 // (setting_from_text), so every bad flag is reported at once, with its valid range.
-// Which model family (MODEL.md section 7) a flag belongs to: a flag of the other family is refused.
-enum class Family { both, parameter_free, random_weights };
 struct SettingFlag {
   const char* flag;  // as typed, without "--"
   const char* key;   // the setting's JSON / --set name
-  const char* help;
-  Family family = Family::both;
+  const char* help;  // a flag of the other model family is refused (setting_family, settings.hpp)
 };
 constexpr SettingFlag kSettingFlags[] = {
     {"model", "model", "model family: parameter_free | random_weights (MODEL.md section 7)"},
     {"n", "n", "tokens per sequence [1, 512]"},
     {"d", "d", "hidden width [1, 65536]; random_weights [1, 4096]"},
     {"layers", "layers", "layers L [1, 16]"},
-    {"alpha", "alpha", "input anisotropy [0, 1]", Family::parameter_free},
+    {"alpha", "alpha", "input anisotropy [0, 1]"},
     {"norm", "norm", "none | l2 | layernorm | rmsnorm"},
-    {"scale", "scale", "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)", Family::parameter_free},
+    {"scale", "scale", "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)"},
     {"gamma", "gamma", "residual strength [0, 1] (random_weights: default 1)"},
     {"rope", "rope", "RoPE base theta; 0 = off, else [1, 1e9]"},
     {"rope-scramble", "rope_scramble", "RoPE's frequency bands permuted over the dimensions by this seed; 0 = off "
                                        "(Ruscio et al.'s scrambled RoPE)"},
     {"mask", "mask", "causal | bidirectional | window:W"},
-    {"unit-input", "unit_input", "rescale inputs to unit norm (0 | 1)", Family::parameter_free},
-    {"heads", "heads", "attention heads H [1, 64]; d divisible by H", Family::random_weights},
-    {"vocab", "vocab", "vocabulary size V [1, 1e9]", Family::random_weights},
-    {"mlp", "mlp", "GELU MLP of width 4d in every block (0 | 1)", Family::random_weights},
-    {"init-mean", "init_mean", "mean of every initial weight [-100, 100]", Family::random_weights},
-    {"init-std", "init_std", "std of the initial weights [0, 100]; W_O, W_2 get std / sqrt(2 L)",
-     Family::random_weights},
-    {"embed-std", "embed_std", "std of the embedding table [0, 100] (default: init-std)", Family::random_weights},
-    {"weights", "weights", "per_sample (a new network every sample) | fixed (one network from --weight-seed)",
-     Family::random_weights},
-    {"weight-seed", "weight_seed", "seed of the fixed network [0, 2^64 - 1]", Family::random_weights},
+    {"unit-input", "unit_input", "rescale inputs to unit norm (0 | 1)"},
+    {"heads", "heads", "attention heads H [1, 64]; d divisible by H"},
+    {"vocab", "vocab", "vocabulary size V [1, 1e9]"},
+    {"mlp", "mlp", "GELU MLP of width 4d in every block (0 | 1)"},
+    {"init-mean", "init_mean", "mean of every initial weight [-100, 100]"},
+    {"init-std", "init_std", "std of the initial weights [0, 100]; W_O, W_2 get std / sqrt(2 L)"},
+    {"embed-std", "embed_std", "std of the embedding table [0, 100] (default: init-std)"},
+    {"weights", "weights", "per_sample (a new network every sample) | fixed (one network from --weight-seed)"},
+    {"weight-seed", "weight_seed", "seed of the fixed network [0, 2^64 - 1]"},
     {"samples", "samples", "Monte Carlo samples [1, 1e12]"},
     {"seed", "seed", "random seed [0, 2^64 - 1]"},
     {"threads", "threads", "worker threads [0, 256]; 0 = all cores"},
@@ -138,12 +133,12 @@ std::vector<ms::SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) 
     convert_flag(errors, sf.flag, [&] { ms::setting_from_text(sf.key, f.text[sf.flag], f.s); }, sf.key);
   }
   // A flag of the other family would be silently ignored: refuse it instead.
-  const Family family = f.s.random_weights() ? Family::random_weights : Family::parameter_free;
-  for (const SettingFlag& sf : kSettingFlags)
-    if (sf.family != Family::both && sf.family != family && cmd.count(std::string("--") + sf.flag) > 0)
-      errors.push_back({sf.flag, std::string("applies to --model ") +
-                                     (sf.family == Family::random_weights ? "random_weights" : "parameter_free") +
+  for (const SettingFlag& sf : kSettingFlags) {
+    const std::optional<ms::Model> family = ms::setting_family(sf.key);
+    if (family && *family != f.s.model && cmd.count(std::string("--") + sf.flag) > 0)
+      errors.push_back({sf.flag, std::string("applies to --model ") + std::string(ms::to_string(*family)) +
                                      " only (this run is --model " + std::string(ms::to_string(f.s.model)) + ")"});
+  }
   // The random-weight family's residual strength defaults to 1 (a GPT-2 block), MODEL.md section 7.
   if (f.s.random_weights() && cmd.count("--gamma") == 0) f.s.gamma = 1.0;
   for (auto& e : ms::validate(f.s)) {
@@ -261,7 +256,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
       if (!f.quiet) progress_line(run.samples_done(), run.snapshot()->samples_per_s);
     }
     snap = run.snapshot();
-    sums.exact = run.exact();
+    if (sums_output(f)) sums.exact = run.exact();  // only a .msum needs them (150 MB at n 512, L 4)
     sums.elapsed_s = snap->elapsed_s;
   }
   if (!f.quiet)

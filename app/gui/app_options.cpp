@@ -69,15 +69,11 @@ namespace {
 std::string run_command(const Settings& s, const std::string& path) {
   std::string cmd = "maskscope-cli run";
   const nlohmann::json j = settings_to_json(s);
-  const bool rw = s.random_weights();
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
     if (key == "threads" || it.value().is_null()) continue;
     // Only the flags of this model family (the CLI refuses the other family's).
-    static const char* kRandomWeightsOnly[] = {"heads", "vocab", "mlp", "init_mean", "init_std", "embed_std", "weights", "weight_seed"};
-    static const char* kParameterFreeOnly[] = {"alpha", "scale", "unit_input"};
-    auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), key) != std::end(list); };
-    if ((!rw && in(kRandomWeightsOnly)) || (rw && in(kParameterFreeOnly))) continue;
+    if (const auto family = setting_family(key); family && *family != s.model) continue;
     std::string flag = key;
     std::replace(flag.begin(), flag.end(), '_', '-');
     const std::string value = it.value().is_string() ? it.value().get<std::string>()

@@ -353,9 +353,7 @@ void Views::compare_tensors_with_simulation() {
   spec.rows = {m, p};
   figure_.runs().set_stored({{model, snap}});
   figure_.spec() = spec;
-  std::string layers;
-  for (int l : spec.layers) layers += (layers.empty() ? "" : ",") + std::to_string(l);
-  figure_.layers_text() = layers;
+  figure_.layers_text() = layers_to_text(spec.layers);
   figure_.refresh(true);
   view_.tab = Tab::figure;
   requested_tab_ = true;

@@ -429,15 +429,7 @@ Result mpirun(int ranks, const std::string& args, const std::string& env = "") {
   // their allocations with no module to attribute (or suppress) them to, as with Mesa in the window
   // tests. Leak detection is off for the ranks only; every other ASan and UBSan check stays on.
   launcher = "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 " + launcher + " -x ASAN_OPTIONS";
-  fs::create_directories(MASKSCOPE_TEST_WORK);
-  const std::string out = work("mpi_stdout.txt"), err = work("mpi_stderr.txt");
-  const std::string cmd = env + " " + launcher + " \"" + MASKSCOPE_CLI + "\" " + args + " >" + out + " 2>" + err;
-  const int status = std::system(cmd.c_str());
-  auto slurp = [](const std::string& p) {
-    std::ifstream is(p);
-    return std::string(std::istreambuf_iterator<char>(is), {});
-  };
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  return cli(args, env + " " + launcher + " ");  // the launcher goes in front of maskscope-cli
 }
 }  // namespace
 
