@@ -69,6 +69,20 @@ typedef std::int32_t i8 __attribute__((vector_size(32)));
   out[3] = s3;
 }
 
+// weighted_rows on the V whole vectors from entry k: V independent accumulators.
+template <int V>
+[[gnu::always_inline]] inline void weighted_rows_tail(const float* w, const float* rows, int d, int j0, int j1,
+                                                      float gamma, const float* x, float* out, int k) {
+  f8 acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = gamma * load(x + k + 8 * v);
+  for (int j = j0; j <= j1; ++j) {
+    const float* r = rows + std::size_t(j) * d + k;
+    const float wj = w[j];
+    for (int v = 0; v < V; ++v) acc[v] += wj * load(r + 8 * v);
+  }
+  std::memcpy(out + k, acc, sizeof acc);
+}
+
 // out = gamma * x + sum_{j in [j0, j1]} w[j] * rows[j], over d entries; the output is held in
 // registers 64 floats at a time, so each row costs loads and multiply-adds only.
 [[gnu::always_inline]] inline void weighted_rows(const float* w, const float* rows, int d, int j0, int j1,
@@ -84,11 +98,17 @@ typedef std::int32_t i8 __attribute__((vector_size(32)));
     }
     std::memcpy(out + k, acc, sizeof acc);
   }
-  for (; k + 8 <= d; k += 8) {
-    f8 acc = gamma * load(x + k);
-    for (int j = j0; j <= j1; ++j) acc += w[j] * load(rows + std::size_t(j) * d + k);
-    std::memcpy(out + k, &acc, sizeof acc);
+  switch ((d - k) / 8) {  // the remaining whole vectors, all in registers at once (no chain of one accumulator)
+    case 7: weighted_rows_tail<7>(w, rows, d, j0, j1, gamma, x, out, k); break;
+    case 6: weighted_rows_tail<6>(w, rows, d, j0, j1, gamma, x, out, k); break;
+    case 5: weighted_rows_tail<5>(w, rows, d, j0, j1, gamma, x, out, k); break;
+    case 4: weighted_rows_tail<4>(w, rows, d, j0, j1, gamma, x, out, k); break;
+    case 3: weighted_rows_tail<3>(w, rows, d, j0, j1, gamma, x, out, k); break;
+    case 2: weighted_rows_tail<2>(w, rows, d, j0, j1, gamma, x, out, k); break;
+    case 1: weighted_rows_tail<1>(w, rows, d, j0, j1, gamma, x, out, k); break;
+    default: break;
   }
+  k += (d - k) / 8 * 8;
   for (; k < d; ++k) {
     float acc = gamma * x[k];
     for (int j = j0; j <= j1; ++j) acc += w[j] * rows[std::size_t(j) * d + k];
@@ -98,25 +118,29 @@ typedef std::int32_t i8 __attribute__((vector_size(32)));
 
 // e^x for x <= 0, lane-wise (Cody-Waite reduction x = n ln2 + r, degree-6 polynomial on
 // |r| <= ln2/2, Cephes coefficients); relative error about 2e-7. Results below e^-87 flush to 0.
-[[gnu::always_inline]] inline f8 exp_nonpositive(f8 x) {
-  const f8 lo = {-87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f};
-  const i8 tiny = x < lo;
+// F is a float vector type and I the int32 vector of the same lane count.
+template <class F, class I>
+[[gnu::always_inline]] inline F exp_nonpositive_lanes(F x) {
+  const F lo = F{} - 87.0f;
+  const I tiny = x < lo;
   x = tiny ? lo : x;
-  const f8 t = 0.5f - x * 1.44269504088896341f;          // > 0, so truncation rounds n = round(x log2 e)
-  const i8 neg_n = __builtin_convertvector(t, i8);
-  const f8 fn = -__builtin_convertvector(neg_n, f8);
-  const f8 r = (x - fn * 0.693359375f) - fn * -2.12194440e-4f;
-  f8 p = 1.9875691500e-4f * r + 1.3981999507e-3f;
+  const F t = 0.5f - x * 1.44269504088896341f;          // > 0, so truncation rounds n = round(x log2 e)
+  const I neg_n = __builtin_convertvector(t, I);
+  const F fn = -__builtin_convertvector(neg_n, F);
+  const F r = (x - fn * 0.693359375f) - fn * -2.12194440e-4f;
+  F p = 1.9875691500e-4f * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const i8 bits = (127 - neg_n) << 23;
-  f8 scale;
+  const I bits = (127 - neg_n) << 23;
+  F scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  const f8 y = p * scale;
-  return tiny ? f8{} : y;
+  const F y = p * scale;
+  return tiny ? F{} : y;
 }
+
+[[gnu::always_inline]] inline f8 exp_nonpositive(f8 x) { return exp_nonpositive_lanes<f8, i8>(x); }
 
 }  // namespace maskscope::simd

@@ -15,6 +15,7 @@ namespace maskscope {
 
 struct Network;
 class RandomWeightsModel;
+class LaneKernel;
 
 // Every intermediate of one sample, for tests and inspection (row-major, NaN where masked).
 struct LayerTrace {
@@ -77,8 +78,10 @@ std::int64_t samples_per_block(const Settings& s);
 class Simulator {
  public:
   // s must be valid. `explicit_inputs` draws all d coordinates even where the reduced basis
-  // (InputBasis) applies: the same law, for tests that compare the two.
-  explicit Simulator(const Settings& s, bool explicit_inputs = false);
+  // (InputBasis) applies: the same law, for tests that compare the two. `per_sample_kernel` keeps
+  // the per-sample kernel where the lane kernel (lane_kernel.hpp) would run: the same law, and the
+  // rounding of the per-sample helpers that `analyze` shares.
+  explicit Simulator(const Settings& s, bool explicit_inputs = false, bool per_sample_kernel = false);
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
@@ -110,6 +113,7 @@ class Simulator {
   KeyRanges keys_;
   RopeTables rope_;
   std::unique_ptr<Work> work_;                          // parameter_free
+  std::unique_ptr<LaneKernel> lanes_;                   // parameter_free where use_lane_kernel
   std::unique_ptr<RandomWeightsModel> random_weights_;  // random_weights
 };
 

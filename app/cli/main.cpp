@@ -250,6 +250,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
   } else {
     ms::RunOptions o;
     o.segments = range;
+    o.per_sample_kernel = !f.save_tensors.empty();  // analyze repeats its sums bit for bit
     ms::Run run(f.s, o);
     while (!run.done()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -264,7 +265,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
                  static_cast<long long>(snap->samples_done), snap->elapsed_s, snap->samples_per_s, ms::resolved_threads(f.s),
                  ranks > 1 ? (" on each of " + std::to_string(ranks) + " MPI ranks").c_str() : "");
   if (!f.save_tensors.empty()) {  // the raw per-sample tensors of this run, for `analyze` (round trip)
-    ms::Simulator sim(f.s);
+    ms::Simulator sim(f.s, false, true);
     std::vector<ms::SampleTrace> traces;
     if (f.s.random_weights())
       for (std::int64_t k = 0; k < f.s.samples; ++k) traces.push_back(sim.trace_sample(std::uint64_t(k)));

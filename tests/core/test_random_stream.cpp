@@ -164,7 +164,10 @@ TEST_CASE("the reduced input basis has the law of explicit d-dimensional inputs 
         if (!(se > 0)) continue;
         CAPTURE(l);
         CAPTURE(k);
-        CHECK(std::fabs(r.mean[k] - x.mean[k]) < 4.5 * se);
+        // Plus the float rounding of one sample's value (2^-23 relative, a few operations deep), which
+        // no sample count averages away: it decides where a quantity barely varies (cosines of a
+        // collapsed bidirectional stack vary by 1e-9).
+        CHECK(std::fabs(r.mean[k] - x.mean[k]) < 4.5 * se + 4.0 * 0x1.0p-23 * std::fabs(x.mean[k]));
         ++checked;
       }
     }

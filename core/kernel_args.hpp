@@ -1,0 +1,138 @@
+// What the parameter-free family's two kernels share: their arguments, one sample's draws
+// (MODEL.md section 1), its metrics record and the per-sample scratch buffers. Internal to core/.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "accumulator.hpp"
+#include "kernel_steps.hpp"
+#include "random_stream.hpp"
+#include "rope.hpp"
+#include "simulator.hpp"
+
+namespace maskscope {
+
+inline constexpr float kNormEps = 1e-12f;  // MODEL.md section 2 (and the LN-recency notebook)
+
+struct KernelArgs {
+  int n;
+  int d;        // coordinates per row: the model's d, or the reduced basis (InputBasis) padded to 8
+  int d_model;  // the model's d (LayerNorm's and RMSNorm's divisor)
+  int layers;
+  std::uint64_t seed;
+  InputBasis basis;
+  float inv_sqrt_d;
+  float anisotropy;  // c = sqrt(alpha / (1 - alpha)), LN-recency Eq. 6
+  bool alpha_one;    // alpha = 1: every token is v / sqrt(d)
+  bool unit_input;
+  Norm norm;
+  float scale;
+  float gamma;
+  bool rope;
+  bool bidirectional;
+  const int* lo;
+  const int* hi;
+  const RopeTables* rope_tables;
+  const float* slope_coef;
+  std::int64_t triples;
+  const AccumLayout* layout;
+};
+
+constexpr std::uint64_t round_up_64(std::uint64_t m) { return (m + 63) / 64 * 64; }
+
+// S and C carry 8 floats of slack for the vector pair counts (sample_metrics.hpp).
+struct Simulator::Work {
+  std::vector<float> x, y, q, xn, s, a, c, inv_norm, norms, v, draws;
+  Work(int n, const InputBasis& b)
+      : x(std::size_t(n) * b.dim), y(std::size_t(n) * b.dim), q(std::size_t(n) * b.dim), xn(std::size_t(n) * b.dim),
+        s(std::size_t(n) * n + 8), a(std::size_t(n) * n + 8), c(std::size_t(n) * n + 8), inv_norm(n), norms(n + 8),
+        v(b.dim), draws(b.normals) {}
+};
+
+struct SampleMetrics {
+  kernel::Proportion recency, adjacency, norm_adjacency;
+  double score_slope, weight_slope;  // within-offset slopes on the query position (MODEL.md section 8)
+};
+
+// LN-recency Eq. 6 (MODEL.md section 1): x_i = (eps_i + c v) / sqrt(d), c = sqrt(alpha / (1 - alpha));
+// alpha = 1 is the limit in which every token is v / sqrt(d). Optionally unit norm (Behind RoPE Sec. 3.2).
+// Explicit basis: eps_i and v drawn in all d coordinates (normals 0 .. n d - 1, then v from the next
+// multiple of 64). Reduced basis (InputBasis): the rows eps_0 .. eps_{n-1}, v are Gaussian in R^d, so
+// up to a rotation (which no quantity of the model sees) they are the rows of the lower-trapezoidal
+// factor L of Z = L Q: L_rc ~ N(0, 1) for c < r, L_rr ~ chi_{k - r}, in m = min(rows, k) coordinates,
+// after the `special` coordinates that keep their own N(0, 1) (LayerNorm's all-ones direction).
+[[gnu::always_inline]] inline void draw_inputs(const KernelArgs& k, SampleStream& rng, float* x, float* v,
+                                               std::vector<float>& draws) {
+  const int n = k.n, d = k.d;
+  const InputBasis& b = k.basis;
+  if (b.reduced) {
+    const int rows = b.rows, m = b.m, sp = b.special;
+    float* z = draws.data();  // b.normals: the factor's entries, then the first attempt of each chi
+    rng.normals(z, b.normals);
+    const float* chi_z = z + (b.normals - std::size_t(m));
+    std::uint64_t u_word = 0;
+    std::fill(x, x + std::size_t(n) * d, 0.0f);
+    std::fill(v, v + d, 0.0f);
+    std::size_t at = 0;
+    for (int r = 0; r < rows; ++r) {
+      // Row r is token r, or v (the last row) when the input has a common direction.
+      float* row = r < b.token_rows ? x + std::size_t(r) * d : v;
+      for (int c = 0; c < sp + std::min(r, m); ++c) row[c] = z[at++];
+      if (r < m) {
+        if (r % 2 == 0) u_word = rng.next();
+        const std::uint32_t u32 = static_cast<std::uint32_t>(r % 2 == 0 ? u_word : u_word >> 32);
+        const double u = (double(u32) + 0.5) * 0x1.0p-32;
+        row[sp + r] = static_cast<float>(rng.chi(double(b.k - r), double(chi_z[r]), u));
+      }
+    }
+    if (k.alpha_one) {
+      for (int i = 0; i < n; ++i)
+        for (int e = 0; e < d; ++e) x[std::size_t(i) * d + e] = v[e] * k.inv_sqrt_d;
+    } else {
+      for (int i = 0; i < n; ++i) {
+        float* xi = x + std::size_t(i) * d;
+        for (int e = 0; e < d; ++e) xi[e] = (xi[e] + k.anisotropy * v[e]) * k.inv_sqrt_d;
+      }
+    }
+  } else if (k.alpha_one) {
+    rng.seek_normal(round_up_64(std::uint64_t(n) * d));
+    rng.normals(v, d);
+    for (int e = 0; e < d; ++e) v[e] *= k.inv_sqrt_d;
+    for (int i = 0; i < n; ++i) std::copy(v, v + d, x + std::size_t(i) * d);
+  } else {
+    rng.normals(x, std::size_t(n) * d);
+    if (k.anisotropy != 0.0f) {
+      rng.normals(v, d);
+      for (int e = 0; e < d; ++e) v[e] *= k.anisotropy;
+    } else {
+      std::fill(v, v + d, 0.0f);
+    }
+    for (int i = 0; i < n; ++i) {
+      float* xi = x + std::size_t(i) * d;
+#pragma omp simd
+      for (int e = 0; e < d; ++e) xi[e] = (xi[e] + v[e]) * k.inv_sqrt_d;
+    }
+  }
+  if (k.unit_input)
+    for (int i = 0; i < n; ++i) kernel::normalize_row(Norm::l2, x + std::size_t(i) * d, x + std::size_t(i) * d, d, kNormEps, float(d));
+}
+
+inline void record_layer(const KernelArgs& k, const float* y, const float* xn, const float* S, const float* A,
+                  const SampleMetrics& m, LayerTrace& lt) {
+  const int n = k.n, d = k.d;
+  lt.normalized.assign(y, y + std::size_t(n) * d);
+  lt.output.assign(xn, xn + std::size_t(n) * d);
+  lt.scores.assign(std::size_t(n) * n, std::numeric_limits<float>::quiet_NaN());
+  lt.weights.assign(std::size_t(n) * n, 0.0f);
+  for (int i = 0; i < n; ++i)
+    for (int j = k.lo[i]; j <= k.hi[i]; ++j) {
+      lt.scores[i * n + j] = S[i * n + j];
+      lt.weights[i * n + j] = A[i * n + j];
+    }
+  kernel::record_metrics(m, lt);
+}
+
+}  // namespace maskscope

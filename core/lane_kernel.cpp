@@ -1,0 +1,591 @@
+// The parameter-free forward pass (MODEL.md sections 1-4) with sixteen samples across the lanes of
+// every vector (lane_kernel.hpp). Built without floating-point contraction and with the same body
+// compiled for x86-64-v4, x86-64-v3 and baseline x86-64, chosen at run time: each lane does the same
+// correctly rounded operations in the same order on every level, so the bits agree.
+#include "lane_kernel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <limits>
+
+#include "simd.hpp"
+
+namespace maskscope {
+
+namespace {
+
+constexpr int W = 16;  // samples per batch: one per lane
+// Aligned to 64 bytes explicitly: the baseline level would align them to 16 only, and the buffers
+// (std::vector, aligned new) must suit the AVX-512 level's aligned loads.
+typedef float vf __attribute__((vector_size(64), aligned(64)));
+typedef std::int32_t vi __attribute__((vector_size(64), aligned(64)));
+typedef double vd __attribute__((vector_size(64), aligned(64)));
+typedef std::int64_t vl __attribute__((vector_size(64), aligned(64)));
+typedef float vf8 __attribute__((vector_size(32)));
+typedef std::int32_t vi8 __attribute__((vector_size(32)));
+typedef double vd4 __attribute__((vector_size(32)));
+typedef double vd2 __attribute__((vector_size(16)));
+
+[[gnu::always_inline]] inline vf splat(float x) {
+  vf v;
+  for (int t = 0; t < W; ++t) v[t] = x;
+  return v;
+}
+
+[[gnu::always_inline]] inline vf lane_sqrt(vf x) {
+  vf r;
+  for (int t = 0; t < W; ++t) r[t] = __builtin_sqrtf(x[t]);
+  return r;
+}
+
+// A vector of per-lane doubles: lanes 0-7 and 8-15.
+struct Halves {
+  vd lo, hi;
+};
+
+[[gnu::always_inline]] inline Halves widen(vf v) {
+  const vf8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+  const vf8 b = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  return {__builtin_convertvector(a, vd), __builtin_convertvector(b, vd)};
+}
+
+[[gnu::always_inline]] inline Halves widen(vi v) {
+  const vi8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+  const vi8 b = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  return {__builtin_convertvector(a, vd), __builtin_convertvector(b, vd)};
+}
+
+[[gnu::always_inline]] inline double lane_of(const Halves& h, int t) { return t < 8 ? h.lo[t] : h.hi[t - 8]; }
+
+// The sum of a vector's 8 lanes in one fixed tree.
+[[gnu::always_inline]] inline double tree_sum(vd s) {
+  const vd4 s4 = __builtin_shufflevector(s, s, 0, 1, 2, 3) + __builtin_shufflevector(s, s, 4, 5, 6, 7);
+  const vd2 s2 = __builtin_shufflevector(s4, s4, 0, 1) + __builtin_shufflevector(s4, s4, 2, 3);
+  return s2[0] + s2[1];
+}
+
+// Which lanes hold a sample of the block (the last batch may be partial); the others add 0.
+struct Valid {
+  bool all = true;
+  vi f;
+  vl lo, hi;
+  explicit Valid(int lanes) : all(lanes == W) {
+    for (int t = 0; t < W; ++t) f[t] = t < lanes ? -1 : 0;
+    for (int t = 0; t < 8; ++t) {
+      lo[t] = t < lanes ? -1 : 0;
+      hi[t] = t + 8 < lanes ? -1 : 0;
+    }
+  }
+  Halves operator()(Halves h) const {
+    if (all) return h;
+    return {lo ? h.lo : vd{}, hi ? h.hi : vd{}};
+  }
+};
+
+// One quantity of the 16 samples into the block sums (MODEL.md section 3).
+[[gnu::always_inline]] inline void add_lanes(double* sum, double* sq, std::size_t at, Halves h) {
+  sum[at] += tree_sum(h.lo + h.hi);
+  sq[at] += tree_sum(h.lo * h.lo + h.hi * h.hi);
+}
+
+// Per-lane metrics of one layer (MODEL.md sections 4, 7, 8).
+struct LaneMetrics {
+  Halves recency, recency_ties, adjacency, adjacency_ties, norm_adjacency, norm_adjacency_ties;
+  Halves score_slope, weight_slope;
+};
+
+// Pair counts over a < b in [lo, hi) of row: wins where row[b] > row[a] (the later strictly larger),
+// ties where equal; each lane counts its own sample (sample_metrics.hpp, in lanes).
+[[gnu::always_inline]] inline void lane_pairs(const vf* row, int lo, int hi, vi& wins, vi& ties) {
+  for (int b = lo + 1; b < hi; ++b) {
+    const vf vb = row[b];
+    for (int a = lo; a < b; ++a) {
+      const vf va = row[a];
+      wins -= va < vb;
+      ties -= va == vb;
+    }
+  }
+}
+
+// n vectors on 64-byte boundaries (std::vector would drop vf's alignment attribute).
+class LaneArray {
+ public:
+  explicit LaneArray(std::size_t n)
+      : n_(n), p_(static_cast<vf*>(std::aligned_alloc(64, sizeof(vf) * std::max<std::size_t>(n, 1)))) {
+    if (!p_) throw std::bad_alloc();
+    std::fill(p_, p_ + n_, vf{});
+  }
+  ~LaneArray() { std::free(p_); }
+  LaneArray(const LaneArray&) = delete;
+  LaneArray& operator=(const LaneArray&) = delete;
+  std::size_t size() const { return n_; }
+  vf* data() { return p_; }
+  const vf* data() const { return p_; }
+  vf& operator[](std::size_t i) { return p_[i]; }
+  const vf& operator[](std::size_t i) const { return p_[i]; }
+  friend void swap(LaneArray& a, LaneArray& b) noexcept {
+    std::swap(a.n_, b.n_);
+    std::swap(a.p_, b.p_);
+  }
+
+ private:
+  std::size_t n_;
+  vf* p_;
+};
+
+}  // namespace
+
+struct LaneKernel::Buffers {
+  LaneArray x, y, q, xn, s, a, c, inv_norm, norms;
+  std::vector<float> ax, av, adraws;  // one sample's draws (kernel_args.hpp draw_inputs)
+  explicit Buffers(const KernelArgs& k)
+      : x(std::size_t(k.n) * k.d), y(x.size()), q(x.size()), xn(x.size()), s(std::size_t(k.n) * k.n),
+        a(s.size()), c(s.size()), inv_norm(std::size_t(k.n)), norms(std::size_t(k.n)), ax(x.size()),
+        av(std::size_t(k.d)), adraws(k.basis.normals) {}
+};
+
+namespace {
+
+using Buffers = LaneKernel::Buffers;
+
+// MODEL.md section 1 for each lane's sample (zeros in unused lanes), recorded into the traces.
+[[gnu::always_inline]] inline void draw_lanes(const KernelArgs& k, Buffers& b, std::uint64_t first, int lanes,
+                                              std::vector<SampleTrace>* traces, std::int64_t t0) {
+  const std::size_t size = b.x.size();
+  for (int t = 0; t < W; ++t) {
+    if (t < lanes) {
+      SampleStream rng(k.seed, first + std::uint64_t(t));
+      draw_inputs(k, rng, b.ax.data(), b.av.data(), b.adraws);
+      if (traces) {
+        SampleTrace& tr = (*traces)[std::size_t(t0 + t)];
+        tr.dim = k.d;
+        tr.input = b.ax;
+      }
+    } else if (t == lanes) {
+      std::fill(b.ax.begin(), b.ax.end(), 0.0f);
+    }
+    for (std::size_t e = 0; e < size; ++e) b.x[e][t] = b.ax[e];
+  }
+}
+
+// Y = Norm(X) (MODEL.md section 2; reduced LayerNorm as in simulator.cpp's normalize).
+[[gnu::always_inline]] inline void normalize_lanes(const KernelArgs& k, const vf* x, vf* y) {
+  const int n = k.n, d = k.d;
+  const float fd = float(k.d_model);
+  for (int i = 0; i < n; ++i) {
+    const vf* xi = x + std::size_t(i) * d;
+    vf* yi = y + std::size_t(i) * d;
+    vf shift = {}, f = {};
+    switch (k.norm) {
+      case Norm::none:
+        std::copy(xi, xi + d, yi);
+        continue;
+      case Norm::l2: {
+        vf ss = {};
+        for (int e = 0; e < d; ++e) ss += xi[e] * xi[e];
+        f = ss > 0.0f ? 1.0f / lane_sqrt(ss) : vf{};
+        break;
+      }
+      case Norm::rmsnorm: {
+        vf ss = {};
+        for (int e = 0; e < d; ++e) ss += xi[e] * xi[e];
+        f = 1.0f / lane_sqrt(ss / fd + kNormEps);
+        break;
+      }
+      case Norm::layernorm: {
+        if (k.basis.reduced) {  // centring is the removal of coordinate 0
+          vf ss = {};
+          for (int e = 0; e < d; ++e) ss += xi[e] * xi[e];
+          ss -= xi[0] * xi[0];
+          ss = ss > 0.0f ? ss : vf{};
+          f = 1.0f / lane_sqrt(ss / fd + kNormEps);
+          for (int e = 0; e < d; ++e) yi[e] = xi[e] * f;
+          yi[0] = vf{};
+          continue;
+        }
+        vf sum = {};
+        for (int e = 0; e < d; ++e) sum += xi[e];
+        shift = sum / fd;
+        vf ss = {};
+        for (int e = 0; e < d; ++e) ss += (xi[e] - shift) * (xi[e] - shift);
+        f = 1.0f / lane_sqrt(ss / fd + kNormEps);
+        break;
+      }
+    }
+    for (int e = 0; e < d; ++e) yi[e] = (xi[e] - shift) * f;
+  }
+}
+
+// Q = K = Rope(Y): pair (2p, 2p+1) of token i turned by its angles (kernel::rotate_row, in lanes).
+[[gnu::always_inline]] inline void rotate_lanes(const KernelArgs& k, const vf* y, vf* q) {
+  const RopeTables& t = *k.rope_tables;
+  for (int i = 0; i < k.n; ++i) {
+    const std::size_t at = std::size_t(i) * t.half;
+    const vf* yi = y + std::size_t(i) * k.d;
+    vf* qi = q + std::size_t(i) * k.d;
+    for (int p = 0; p < t.half; ++p) {
+      const vf a0 = yi[2 * p], a1 = yi[2 * p + 1];
+      qi[2 * p] = a0 * t.cos_a[at + p] - a1 * t.sin_a[at + p];
+      qi[2 * p + 1] = a0 * t.sin_b[at + p] + a1 * t.cos_b[at + p];
+    }
+    for (int e = 2 * t.half; e < k.d; ++e) qi[e] = yi[e];
+  }
+}
+
+// out[j] = scale <r, rows[j]> for j in [j0, j1], four rows at a time.
+[[gnu::always_inline]] inline void dot_rows(const vf* r, const vf* rows, int d, int j0, int j1, vf scale, vf* out) {
+  int j = j0;
+  for (; j + 3 <= j1; j += 4) {
+    const vf* r0 = rows + std::size_t(j) * d;
+    const vf* r1 = r0 + d;
+    const vf* r2 = r1 + d;
+    const vf* r3 = r2 + d;
+    vf c0 = {}, c1 = {}, c2 = {}, c3 = {};
+    for (int e = 0; e < d; ++e) {
+      const vf a = r[e];
+      c0 += a * r0[e];
+      c1 += a * r1[e];
+      c2 += a * r2[e];
+      c3 += a * r3[e];
+    }
+    out[j] = scale * c0;
+    out[j + 1] = scale * c1;
+    out[j + 2] = scale * c2;
+    out[j + 3] = scale * c3;
+  }
+  for (; j <= j1; ++j) {
+    const vf* rj = rows + std::size_t(j) * d;
+    vf c = {};
+    for (int e = 0; e < d; ++e) c += r[e] * rj[e];
+    out[j] = scale * c;
+  }
+}
+
+// S = Mask(scale Q K^T): the lower triangle within each row's keys, mirrored when bidirectional.
+[[gnu::always_inline]] inline void scores_lanes(const KernelArgs& k, const vf* q, vf* S) {
+  const int n = k.n, d = k.d;
+  const vf scale = splat(k.scale);
+  for (int i = 0; i < n; ++i) dot_rows(q + std::size_t(i) * d, q, d, k.lo[i], i, scale, S + std::size_t(i) * n);
+  if (k.bidirectional)
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j < n; ++j) S[std::size_t(i) * n + j] = S[std::size_t(j) * n + i];
+}
+
+// A = softmax_rows(S) over each row's keys.
+[[gnu::always_inline]] inline void softmax_lanes(const KernelArgs& k, const vf* S, vf* A) {
+  const int n = k.n;
+  for (int i = 0; i < n; ++i) {
+    const vf* Si = S + std::size_t(i) * n;
+    vf* Ai = A + std::size_t(i) * n;
+    const int lo = k.lo[i], hi = k.hi[i];
+    vf m = Si[lo];
+    for (int j = lo + 1; j <= hi; ++j) m = Si[j] > m ? Si[j] : m;
+    vf z = {};
+    for (int j = lo; j <= hi; ++j) {
+      const vf e = simd::exp_nonpositive_lanes<vf, vi>(Si[j] - m);
+      Ai[j] = e;
+      z += e;
+    }
+    const vf inv_z = 1.0f / z;
+    for (int j = lo; j <= hi; ++j) Ai[j] *= inv_z;
+  }
+}
+
+// V vectors of X' = A Y + gamma X from coordinate e0, in V independent accumulators.
+template <int V>
+[[gnu::always_inline]] inline void mix_chunk(const vf* Ai, const vf* y, const vf* xi, vf* out, int d, int lo, int hi,
+                                             vf gamma, int e0) {
+  vf acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = gamma * xi[e0 + v];
+  for (int j = lo; j <= hi; ++j) {
+    const vf a = Ai[j];
+    const vf* yj = y + std::size_t(j) * d + e0;
+    for (int v = 0; v < V; ++v) acc[v] += a * yj[v];
+  }
+  for (int v = 0; v < V; ++v) out[e0 + v] = acc[v];
+}
+
+// X' = A Y + gamma X (MODEL.md section 2).
+[[gnu::always_inline]] inline void mix_lanes(const KernelArgs& k, const vf* A, const vf* y, const vf* x, vf* xn) {
+  const int n = k.n, d = k.d;
+  const vf gamma = splat(k.gamma);
+  for (int i = 0; i < n; ++i) {
+    const vf* Ai = A + std::size_t(i) * n;
+    const vf* xi = x + std::size_t(i) * d;
+    vf* out = xn + std::size_t(i) * d;
+    const int lo = k.lo[i], hi = k.hi[i];
+    int e0 = 0;
+    for (; e0 + 8 <= d; e0 += 8) mix_chunk<8>(Ai, y, xi, out, d, lo, hi, gamma, e0);
+    switch (d - e0) {
+      case 7: mix_chunk<7>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+      case 6: mix_chunk<6>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+      case 5: mix_chunk<5>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+      case 4: mix_chunk<4>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+      case 3: mix_chunk<3>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+      case 2: mix_chunk<2>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+      case 1: mix_chunk<1>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+      default: break;
+    }
+  }
+}
+
+// 1 / ||x_i|| (0 for a zero vector) and the lower triangle of the cosine matrix, cos(x, x) = 1.
+[[gnu::always_inline]] inline void cosines_lanes(const KernelArgs& k, const vf* xn, vf* inv_norm, vf* C) {
+  const int n = k.n, d = k.d;
+  for (int i = 0; i < n; ++i) {
+    const vf* oi = xn + std::size_t(i) * d;
+    vf ss = {};
+    for (int e = 0; e < d; ++e) ss += oi[e] * oi[e];
+    inv_norm[i] = ss > 0.0f ? 1.0f / lane_sqrt(ss) : vf{};
+  }
+  for (int i = 0; i < n; ++i) {
+    vf* Ci = C + std::size_t(i) * n;
+    if (i > 0) dot_rows(xn + std::size_t(i) * d, xn, d, 0, i - 1, inv_norm[i], Ci);
+    for (int j = 0; j < i; ++j) Ci[j] *= inv_norm[j];
+    Ci[i] = inv_norm[i] > 0.0f ? splat(1.0f) : vf{};
+  }
+}
+
+// A proportion in half units over `pairs` comparisons, lane by lane: value (ties 1/2) and tie share.
+[[gnu::always_inline]] inline void proportion(vi wins, vi ties, double pairs, Halves& value, Halves& tie_share) {
+  const Halves h = widen(wins + wins + ties), t = widen(ties);
+  value = {0.5 * h.lo / pairs, 0.5 * h.hi / pairs};
+  tie_share = {t.lo / pairs, t.hi / pairs};
+}
+
+[[gnu::always_inline]] inline LaneMetrics metrics_lanes(const KernelArgs& k, const vf* S, const vf* A, const vf* C,
+                                                        const vf* inv_norm, vf* norms) {
+  const int n = k.n;
+  LaneMetrics m;
+  // Within-offset slopes on the query position (MODEL.md section 8).
+  vf ss = {}, sa = {};
+  for (int i = 0; i < n; ++i)
+    for (int j = k.lo[i]; j <= k.hi[i]; ++j) {
+      const float coef = k.slope_coef[std::size_t(i) * n + j];
+      ss += coef * S[std::size_t(i) * n + j];
+      sa += coef * A[std::size_t(i) * n + j];
+    }
+  m.score_slope = widen(ss);
+  m.weight_slope = widen(sa);
+  // Recency probability (MODEL.md section 4): triples i > k > j, nearer key strictly higher.
+  if (k.triples > 0) {
+    vi wins = {}, ties = {};
+    for (int i = 0; i < n; ++i) lane_pairs(S + std::size_t(i) * n, k.lo[i], i, wins, ties);
+    proportion(wins, ties, double(k.triples), m.recency, m.recency_ties);
+  }
+  if (n >= 3) {
+    // Adjacency score of the cosine matrix (rows r >= 2, pairs a < b < r), averaged over rows.
+    Halves row_sum{}, tie_sum{};
+    for (int r = 2; r < n; ++r) {
+      vi wins = {}, ties = {};
+      lane_pairs(C + std::size_t(r) * n, 0, r, wins, ties);
+      Halves v, t;
+      proportion(wins, ties, 0.5 * double(r) * (r - 1), v, t);
+      row_sum = {row_sum.lo + v.lo, row_sum.hi + v.hi};
+      tie_sum = {tie_sum.lo + t.lo, tie_sum.hi + t.hi};
+    }
+    m.adjacency = {row_sum.lo / double(n - 2), row_sum.hi / double(n - 2)};
+    m.adjacency_ties = {tie_sum.lo / double(n - 2), tie_sum.hi / double(n - 2)};
+    // Norm adjacency (MODEL.md section 7): rows are prefixes of the norm sequence.
+    for (int i = 0; i < n; ++i) norms[i] = inv_norm[i] > 0.0f ? 1.0f / inv_norm[i] : vf{};
+    vi wins = {}, ties = {};
+    Halves nrow{}, ntie{};
+    for (int last = 1; last + 1 < n; ++last) {
+      for (int a = 0; a < last; ++a) {
+        wins -= norms[a] < norms[last];
+        ties -= norms[a] == norms[last];
+      }
+      const int r = last + 1;
+      Halves v, t;
+      proportion(wins, ties, 0.5 * double(r) * (r - 1), v, t);
+      nrow = {nrow.lo + v.lo, nrow.hi + v.hi};
+      ntie = {ntie.lo + t.lo, ntie.hi + t.hi};
+    }
+    m.norm_adjacency = {nrow.lo / double(n - 2), nrow.hi / double(n - 2)};
+    m.norm_adjacency_ties = {ntie.lo / double(n - 2), ntie.hi / double(n - 2)};
+  }
+  return m;
+}
+
+// The layer's maps, norms and metrics of the batch into the block sums (simulator.cpp's accumulate).
+[[gnu::always_inline]] inline void accumulate_lanes(const KernelArgs& k, int l, const Buffers& b,
+                                                    const LaneMetrics& m, const Valid& valid, BlockSums& sums) {
+  const int n = k.n;
+  const AccumLayout& L = *k.layout;
+  double* sum = sums.sum.data();
+  double* sq = sums.sumsq.data();
+  for (int i = 0; i < n; ++i)
+    for (int j = k.lo[i]; j <= k.hi[i]; ++j) {
+      const std::size_t c = std::size_t(i) * n + j;
+      add_lanes(sum, sq, L.score(l) + c, valid(widen(b.s[c])));
+      add_lanes(sum, sq, L.weight(l) + c, valid(widen(b.a[c])));
+    }
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j <= i; ++j) {
+      const std::size_t c = std::size_t(i) * n + j;
+      add_lanes(sum, sq, L.cosine(l) + c, valid(widen(b.c[c])));
+    }
+  for (int i = 0; i < n; ++i) {
+    const Halves h = widen(b.inv_norm[std::size_t(i)]);
+    add_lanes(sum, sq, L.norm(l) + i, valid({h.lo > 0.0 ? 1.0 / h.lo : vd{}, h.hi > 0.0 ? 1.0 / h.hi : vd{}}));
+  }
+  add_lanes(sum, sq, L.score_slope(l), valid(m.score_slope));
+  add_lanes(sum, sq, L.weight_slope(l), valid(m.weight_slope));
+  if (k.triples > 0) {
+    add_lanes(sum, sq, L.recency(l), valid(m.recency));
+    add_lanes(sum, sq, L.recency_ties(l), valid(m.recency_ties));
+  }
+  if (n >= 3) {
+    add_lanes(sum, sq, L.adjacency(l), valid(m.adjacency));
+    add_lanes(sum, sq, L.adjacency_ties(l), valid(m.adjacency_ties));
+    add_lanes(sum, sq, L.norm_adjacency(l), valid(m.norm_adjacency));
+    add_lanes(sum, sq, L.norm_adjacency_ties(l), valid(m.norm_adjacency_ties));
+  }
+}
+
+// Lane t's layer into its trace, through the per-sample scratch `w` (record_layer).
+void record_lane(const KernelArgs& k, const Buffers& b, const LaneMetrics& m, int t, Simulator::Work& w,
+                 LayerTrace& lt) {
+  for (std::size_t e = 0; e < b.y.size(); ++e) {
+    w.y[e] = b.y[e][t];
+    w.xn[e] = b.xn[e][t];
+  }
+  for (std::size_t c = 0; c < b.s.size(); ++c) {
+    w.s[c] = b.s[c][t];
+    w.a[c] = b.a[c][t];
+  }
+  SampleMetrics sm{};
+  sm.score_slope = lane_of(m.score_slope, t);
+  sm.weight_slope = lane_of(m.weight_slope, t);
+  if (k.triples > 0) sm.recency = {lane_of(m.recency, t), lane_of(m.recency_ties, t)};
+  if (k.n >= 3) {
+    sm.adjacency = {lane_of(m.adjacency, t), lane_of(m.adjacency_ties, t)};
+    sm.norm_adjacency = {lane_of(m.norm_adjacency, t), lane_of(m.norm_adjacency_ties, t)};
+  }
+  record_layer(k, w.y.data(), w.xn.data(), w.s.data(), w.a.data(), sm, lt);
+}
+
+[[gnu::always_inline]] inline bool run_lanes(const KernelArgs& k, Buffers& b, Simulator::Work& w,
+                                             std::uint64_t first_sample, std::int64_t count, BlockSums* sums,
+                                             std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel) {
+  for (std::int64_t t0 = 0; t0 < count; t0 += W) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) return false;
+    const int lanes = int(std::min<std::int64_t>(W, count - t0));
+    const Valid valid(lanes);
+    draw_lanes(k, b, first_sample + std::uint64_t(t0), lanes, traces, t0);
+    for (int l = 0; l < k.layers; ++l) {
+      if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
+      normalize_lanes(k, b.x.data(), b.y.data());
+      const vf* q = b.y.data();
+      if (k.rope) {
+        rotate_lanes(k, b.y.data(), b.q.data());
+        q = b.q.data();
+      }
+      scores_lanes(k, q, b.s.data());
+      softmax_lanes(k, b.s.data(), b.a.data());
+      mix_lanes(k, b.a.data(), b.y.data(), b.x.data(), b.xn.data());
+      cosines_lanes(k, b.xn.data(), b.inv_norm.data(), b.c.data());
+      const LaneMetrics m = metrics_lanes(k, b.s.data(), b.a.data(), b.c.data(), b.inv_norm.data(), b.norms.data());
+      if (sums) accumulate_lanes(k, l, b, m, valid, *sums);
+      if (traces)
+        for (int t = 0; t < lanes; ++t) record_lane(k, b, m, t, w, (*traces)[std::size_t(t0 + t)].layers[std::size_t(l)]);
+      swap(b.x, b.xn);
+    }
+    if (sums) sums->count += lanes;
+  }
+  return true;
+}
+
+using LaneFn = bool (*)(const KernelArgs&, Buffers&, Simulator::Work&, std::uint64_t, std::int64_t, BlockSums*,
+                        std::vector<SampleTrace>*, const std::atomic<bool>*);
+
+#if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
+[[gnu::target("arch=x86-64-v4")]] bool run_lanes_v4(const KernelArgs& k, Buffers& b, Simulator::Work& w,
+                                                    std::uint64_t first, std::int64_t count, BlockSums* sums,
+                                                    std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel) {
+  return run_lanes(k, b, w, first, count, sums, traces, cancel);
+}
+[[gnu::target("arch=x86-64-v3")]] bool run_lanes_v3(const KernelArgs& k, Buffers& b, Simulator::Work& w,
+                                                    std::uint64_t first, std::int64_t count, BlockSums* sums,
+                                                    std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel) {
+  return run_lanes(k, b, w, first, count, sums, traces, cancel);
+}
+#endif
+bool run_lanes_base(const KernelArgs& k, Buffers& b, Simulator::Work& w, std::uint64_t first, std::int64_t count,
+                    BlockSums* sums, std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel) {
+  return run_lanes(k, b, w, first, count, sums, traces, cancel);
+}
+
+struct Level {
+  const char* name;
+  LaneFn fn;
+  bool supported;
+};
+
+const std::vector<Level>& levels() {
+  static const std::vector<Level> v = [] {
+    std::vector<Level> l;
+#if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
+    __builtin_cpu_init();
+    l.push_back({"x86-64-v4", run_lanes_v4, __builtin_cpu_supports("x86-64-v4") != 0});
+    l.push_back({"x86-64-v3", run_lanes_v3, __builtin_cpu_supports("x86-64-v3") != 0});
+#endif
+    l.push_back({"x86-64", run_lanes_base, true});
+    return l;
+  }();
+  return v;
+}
+
+// The level in use: the best supported unless set_lane_isa chose another.
+std::atomic<int>& chosen_level() {
+  static std::atomic<int> chosen = [] {
+    const auto& v = levels();
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i].supported) return int(i);
+    return int(v.size() - 1);
+  }();
+  return chosen;
+}
+
+}  // namespace
+
+bool use_lane_kernel(const Settings& s, const InputBasis& basis) {
+  // Lanes pay off while a batch's rows and maps stay in the core's caches: measured faster up to
+  // n 64 at the widths of the papers (maskscope-cli bench).
+  if (s.random_weights()) return false;
+  const std::size_t bytes = sizeof(vf) * (5 * std::size_t(s.n) * basis.dim + 3 * std::size_t(s.n) * s.n);
+  return s.n <= 64 && bytes <= (std::size_t(2) << 20);
+}
+
+LaneKernel::LaneKernel(const KernelArgs& k) : b_(std::make_unique<Buffers>(k)) {}
+LaneKernel::~LaneKernel() = default;
+
+bool LaneKernel::run(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sample, std::int64_t count,
+                     BlockSums* sums, std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel) {
+  const auto& v = levels();
+  return v[std::size_t(chosen_level().load())].fn(k, *b_, w, first_sample, count, sums, traces, cancel);
+}
+
+std::string lane_isa() { return levels()[std::size_t(chosen_level().load())].name; }
+
+bool set_lane_isa(const std::string& level) {
+  const auto& v = levels();
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (level == v[i].name && v[i].supported) {
+      chosen_level().store(int(i));
+      return true;
+    }
+  return false;
+}
+
+std::vector<std::string> lane_isas_available() {
+  std::vector<std::string> names;
+  for (const Level& l : levels())
+    if (l.supported) names.push_back(l.name);
+  return names;
+}
+
+}  // namespace maskscope

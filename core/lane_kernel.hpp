@@ -1,0 +1,50 @@
+// The parameter-free kernel with samples across SIMD lanes (structure of arrays): sixteen samples
+// at a time, each in its own lane of every vector, so that no step needs a horizontal sum and
+// rows as short as n = 10 fill whole registers. Used where it is faster (small n and width,
+// `use_lane_kernel`); the per-sample kernel of simulator.cpp serves the rest. Internal to core/.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernel_args.hpp"
+
+namespace maskscope {
+
+// Whether settings with this input basis run in lanes. A function of the settings only (never of
+// the machine), so a run's numbers do not depend on where it runs.
+bool use_lane_kernel(const Settings& s, const InputBasis& basis);
+
+class LaneKernel {
+ public:
+  explicit LaneKernel(const KernelArgs& k);
+  ~LaneKernel();
+  LaneKernel(const LaneKernel&) = delete;
+  LaneKernel& operator=(const LaneKernel&) = delete;
+
+  // Samples first_sample .. first_sample + count - 1, in batches of 16 from first_sample. Adds to
+  // `sums` when given (each quantity's 16 lanes in one fixed tree per batch, then in batch order),
+  // and records sample first_sample + t into (*traces)[t] when given (`w` is the scratch for it).
+  // A lane's numbers depend only on its sample: the batch it shares does not change them.
+  // Returns false if cancelled (checked every batch and layer).
+  bool run(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sample, std::int64_t count,
+           BlockSums* sums, std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel);
+
+  struct Buffers;
+
+ private:
+  std::unique_ptr<Buffers> b_;
+};
+
+// The instruction set the lane kernel runs with: "x86-64-v4" (AVX-512), "x86-64-v3" (AVX2) or
+// "x86-64" (baseline), the best the processor has. Every one gives the same bits: the lane kernel is
+// compiled without contraction into fused multiply-adds and uses only lane-wise, correctly rounded
+// operations. set_lane_isa (for tests and benchmarks) returns false for a level the processor lacks.
+std::string lane_isa();
+bool set_lane_isa(const std::string& level);
+std::vector<std::string> lane_isas_available();
+
+}  // namespace maskscope
