@@ -100,12 +100,13 @@ struct LaneMetrics {
 // Pair counts over a < b in [lo, hi) of row: wins where row[b] > row[a] (the later strictly larger),
 // ties where equal; each lane counts its own sample (sample_metrics.hpp, in lanes).
 [[gnu::always_inline]] inline void lane_pairs(const vf* row, int lo, int hi, vi& wins, vi& ties) {
+  const vi one = vi{} + 1;
   for (int b = lo + 1; b < hi; ++b) {
     const vf vb = row[b];
     for (int a = lo; a < b; ++a) {
       const vf va = row[a];
-      wins -= va < vb;
-      ties -= va == vb;
+      wins = va < vb ? wins + one : wins;  // a masked add where the target has one
+      ties = va == vb ? ties + one : ties;
     }
   }
 }
@@ -141,10 +142,11 @@ class LaneArray {
 struct LaneKernel::Buffers {
   LaneArray x, y, q, xn, s, a, c, inv_norm, norms;
   std::vector<float> ax, av, adraws;  // one sample's draws (kernel_args.hpp draw_inputs)
+  std::vector<int> zeros;             // every row's first key for the cosines: 0
   explicit Buffers(const KernelArgs& k)
       : x(std::size_t(k.n) * k.d), y(x.size()), q(x.size()), xn(x.size()), s(std::size_t(k.n) * k.n),
         a(s.size()), c(s.size()), inv_norm(std::size_t(k.n)), norms(std::size_t(k.n)), ax(x.size()),
-        av(std::size_t(k.d)), adraws(k.basis.normals) {}
+        av(std::size_t(k.d)), adraws(k.basis.normals), zeros(std::size_t(k.n), 0) {}
 };
 
 namespace {
@@ -264,11 +266,49 @@ using Buffers = LaneKernel::Buffers;
   }
 }
 
+// out[i n + j] = scale <r_i, r_j> for lo[i] <= j <= i. Four rows by four columns at a time where all
+// sixteen pairs lie on or below the diagonal: each load then feeds four products, which keeps the
+// batch's rows (which outgrow the L1 cache from n ~ 20) from limiting the speed. Every entry sums
+// over e in the same order as dot_rows, so the blocking does not change a bit. Entries left of a
+// row's keys may be written (never read).
+[[gnu::always_inline]] inline void gram_lanes(const vf* r, int n, int d, const int* lo, vf scale, vf* out) {
+  int i0 = 0;
+  for (; i0 + 3 < n; i0 += 4) {
+    const vf* a0 = r + std::size_t(i0) * d;
+    const vf* a1 = a0 + d;
+    const vf* a2 = a1 + d;
+    const vf* a3 = a2 + d;
+    int j = lo[i0];
+    for (; j + 3 <= i0; j += 4) {
+      const vf* b0 = r + std::size_t(j) * d;
+      const vf* b1 = b0 + d;
+      const vf* b2 = b1 + d;
+      const vf* b3 = b2 + d;
+      vf c[4][4] = {};
+      for (int e = 0; e < d; ++e) {
+        const vf x0 = a0[e], x1 = a1[e], x2 = a2[e], x3 = a3[e];
+        const vf y0 = b0[e], y1 = b1[e], y2 = b2[e], y3 = b3[e];
+        c[0][0] += x0 * y0; c[0][1] += x0 * y1; c[0][2] += x0 * y2; c[0][3] += x0 * y3;
+        c[1][0] += x1 * y0; c[1][1] += x1 * y1; c[1][2] += x1 * y2; c[1][3] += x1 * y3;
+        c[2][0] += x2 * y0; c[2][1] += x2 * y1; c[2][2] += x2 * y2; c[2][3] += x2 * y3;
+        c[3][0] += x3 * y0; c[3][1] += x3 * y1; c[3][2] += x3 * y2; c[3][3] += x3 * y3;
+      }
+      for (int u = 0; u < 4; ++u)
+        for (int v = 0; v < 4; ++v) out[std::size_t(i0 + u) * n + j + v] = scale * c[u][v];
+    }
+    for (int u = 0; u < 4; ++u) {
+      const int i = i0 + u;
+      dot_rows(r + std::size_t(i) * d, r, d, std::max(j, lo[i]), i, scale, out + std::size_t(i) * n);
+    }
+  }
+  for (int i = i0; i < n; ++i) dot_rows(r + std::size_t(i) * d, r, d, lo[i], i, scale, out + std::size_t(i) * n);
+}
+
 // S = Mask(scale Q K^T): the lower triangle within each row's keys, mirrored when bidirectional.
 [[gnu::always_inline]] inline void scores_lanes(const KernelArgs& k, const vf* q, vf* S) {
   const int n = k.n, d = k.d;
   const vf scale = splat(k.scale);
-  for (int i = 0; i < n; ++i) dot_rows(q + std::size_t(i) * d, q, d, k.lo[i], i, scale, S + std::size_t(i) * n);
+  gram_lanes(q, n, d, k.lo, scale, S);
   if (k.bidirectional)
     for (int i = 0; i < n; ++i)
       for (int j = i + 1; j < n; ++j) S[std::size_t(i) * n + j] = S[std::size_t(j) * n + i];
@@ -291,6 +331,8 @@ using Buffers = LaneKernel::Buffers;
     }
     const vf inv_z = 1.0f / z;
     for (int j = lo; j <= hi; ++j) Ai[j] *= inv_z;
+    std::fill(Ai, Ai + lo, vf{});  // masked keys weigh exactly 0 (mix_lanes runs over blocks of rows)
+    std::fill(Ai + hi + 1, Ai + n, vf{});
   }
 }
 
@@ -308,43 +350,74 @@ template <int V>
   for (int v = 0; v < V; ++v) out[e0 + v] = acc[v];
 }
 
-// X' = A Y + gamma X (MODEL.md section 2).
-[[gnu::always_inline]] inline void mix_lanes(const KernelArgs& k, const vf* A, const vf* y, const vf* x, vf* xn) {
-  const int n = k.n, d = k.d;
-  const vf gamma = splat(k.gamma);
-  for (int i = 0; i < n; ++i) {
-    const vf* Ai = A + std::size_t(i) * n;
-    const vf* xi = x + std::size_t(i) * d;
-    vf* out = xn + std::size_t(i) * d;
-    const int lo = k.lo[i], hi = k.hi[i];
-    int e0 = 0;
-    for (; e0 + 8 <= d; e0 += 8) mix_chunk<8>(Ai, y, xi, out, d, lo, hi, gamma, e0);
-    switch (d - e0) {
-      case 7: mix_chunk<7>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-      case 6: mix_chunk<6>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-      case 5: mix_chunk<5>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-      case 4: mix_chunk<4>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-      case 3: mix_chunk<3>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-      case 2: mix_chunk<2>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-      case 1: mix_chunk<1>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-      default: break;
-    }
+// Row i of X' from vector e_start on, eight vectors at a time.
+[[gnu::always_inline]] inline void mix_row(const vf* Ai, const vf* y, const vf* xi, vf* out, int d, int e_start,
+                                           int lo, int hi, vf gamma) {
+  int e0 = e_start;
+  for (; e0 + 8 <= d; e0 += 8) mix_chunk<8>(Ai, y, xi, out, d, lo, hi, gamma, e0);
+  switch (d - e0) {
+    case 7: mix_chunk<7>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+    case 6: mix_chunk<6>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+    case 5: mix_chunk<5>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+    case 4: mix_chunk<4>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+    case 3: mix_chunk<3>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+    case 2: mix_chunk<2>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+    case 1: mix_chunk<1>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
+    default: break;
   }
 }
 
-// 1 / ||x_i|| (0 for a zero vector) and the lower triangle of the cosine matrix, cos(x, x) = 1.
-[[gnu::always_inline]] inline void cosines_lanes(const KernelArgs& k, const vf* xn, vf* inv_norm, vf* C) {
+// Rows i0..i0+3 of X' on the vectors e0..e0+3, over the keys j0..j1 of the four rows (A is 0 outside
+// a row's keys, and adding +0 changes no sum): each load feeds four products.
+[[gnu::always_inline]] inline void mix_block(const vf* A, const vf* y, const vf* x, vf* xn, int n, int d, int i0,
+                                             int e0, int j0, int j1, vf gamma) {
+  vf acc[4][4];
+  for (int u = 0; u < 4; ++u)
+    for (int v = 0; v < 4; ++v) acc[u][v] = gamma * x[std::size_t(i0 + u) * d + e0 + v];
+  const vf* A0 = A + std::size_t(i0) * n;
+  for (int j = j0; j <= j1; ++j) {
+    const vf* yj = y + std::size_t(j) * d + e0;
+    const vf w0 = A0[j], w1 = A0[n + j], w2 = A0[2 * n + j], w3 = A0[3 * n + j];
+    const vf y0 = yj[0], y1 = yj[1], y2 = yj[2], y3 = yj[3];
+    acc[0][0] += w0 * y0; acc[0][1] += w0 * y1; acc[0][2] += w0 * y2; acc[0][3] += w0 * y3;
+    acc[1][0] += w1 * y0; acc[1][1] += w1 * y1; acc[1][2] += w1 * y2; acc[1][3] += w1 * y3;
+    acc[2][0] += w2 * y0; acc[2][1] += w2 * y1; acc[2][2] += w2 * y2; acc[2][3] += w2 * y3;
+    acc[3][0] += w3 * y0; acc[3][1] += w3 * y1; acc[3][2] += w3 * y2; acc[3][3] += w3 * y3;
+  }
+  for (int u = 0; u < 4; ++u)
+    for (int v = 0; v < 4; ++v) xn[std::size_t(i0 + u) * d + e0 + v] = acc[u][v];
+}
+
+// X' = A Y + gamma X (MODEL.md section 2): blocks of four rows and four vectors, then the rest.
+[[gnu::always_inline]] inline void mix_lanes(const KernelArgs& k, const vf* A, const vf* y, const vf* x, vf* xn) {
   const int n = k.n, d = k.d;
+  const vf gamma = splat(k.gamma);
+  const int d4 = d / 4 * 4;
+  int i = 0;
+  for (; i + 3 < n; i += 4) {
+    for (int e0 = 0; e0 < d4; e0 += 4) mix_block(A, y, x, xn, n, d, i, e0, k.lo[i], k.hi[i + 3], gamma);
+    if (d4 == d) continue;
+    for (int u = 0; u < 4; ++u)
+      mix_row(A + std::size_t(i + u) * n, y, x + std::size_t(i + u) * d, xn + std::size_t(i + u) * d, d, d4,
+              k.lo[i + u], k.hi[i + u], gamma);
+  }
+  for (; i < n; ++i)
+    mix_row(A + std::size_t(i) * n, y, x + std::size_t(i) * d, xn + std::size_t(i) * d, d, 0, k.lo[i], k.hi[i], gamma);
+}
+
+// 1 / ||x_i|| (0 for a zero vector) and the lower triangle of the cosine matrix, cos(x, x) = 1:
+// the Gram matrix of the outputs, whose diagonal gives the norms.
+[[gnu::always_inline]] inline void cosines_lanes(const KernelArgs& k, const vf* xn, const int* zeros, vf* inv_norm,
+                                                 vf* C) {
+  const int n = k.n;
+  gram_lanes(xn, n, k.d, zeros, splat(1.0f), C);
   for (int i = 0; i < n; ++i) {
-    const vf* oi = xn + std::size_t(i) * d;
-    vf ss = {};
-    for (int e = 0; e < d; ++e) ss += oi[e] * oi[e];
+    const vf ss = C[std::size_t(i) * n + i];
     inv_norm[i] = ss > 0.0f ? 1.0f / lane_sqrt(ss) : vf{};
   }
   for (int i = 0; i < n; ++i) {
     vf* Ci = C + std::size_t(i) * n;
-    if (i > 0) dot_rows(xn + std::size_t(i) * d, xn, d, 0, i - 1, inv_norm[i], Ci);
-    for (int j = 0; j < i; ++j) Ci[j] *= inv_norm[j];
+    for (int j = 0; j < i; ++j) Ci[j] = Ci[j] * inv_norm[i] * inv_norm[j];
     Ci[i] = inv_norm[i] > 0.0f ? splat(1.0f) : vf{};
   }
 }
@@ -394,9 +467,10 @@ template <int V>
     vi wins = {}, ties = {};
     Halves nrow{}, ntie{};
     for (int last = 1; last + 1 < n; ++last) {
+      const vi one = vi{} + 1;
       for (int a = 0; a < last; ++a) {
-        wins -= norms[a] < norms[last];
-        ties -= norms[a] == norms[last];
+        wins = norms[a] < norms[last] ? wins + one : wins;
+        ties = norms[a] == norms[last] ? ties + one : ties;
       }
       const int r = last + 1;
       Halves v, t;
@@ -487,7 +561,7 @@ void record_lane(const KernelArgs& k, const Buffers& b, const LaneMetrics& m, in
       scores_lanes(k, q, b.s.data());
       softmax_lanes(k, b.s.data(), b.a.data());
       mix_lanes(k, b.a.data(), b.y.data(), b.x.data(), b.xn.data());
-      cosines_lanes(k, b.xn.data(), b.inv_norm.data(), b.c.data());
+      cosines_lanes(k, b.xn.data(), b.zeros.data(), b.inv_norm.data(), b.c.data());
       const LaneMetrics m = metrics_lanes(k, b.s.data(), b.a.data(), b.c.data(), b.inv_norm.data(), b.norms.data());
       if (sums) accumulate_lanes(k, l, b, m, valid, *sums);
       if (traces)
