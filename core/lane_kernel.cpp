@@ -60,11 +60,24 @@ struct Halves {
 
 [[gnu::always_inline]] inline double lane_of(const Halves& h, int t) { return t < 8 ? h.lo[t] : h.hi[t - 8]; }
 
-// The sum of a vector's 8 lanes in one fixed tree.
+// The sum of a vector's 8 lanes in one fixed tree, ((0+1) + (2+3)) + ((4+5) + (6+7)): the order
+// add_run's transposed reduction gives every cell, so a cell's sum does not depend on its neighbours.
 [[gnu::always_inline]] inline double tree_sum(vd s) {
-  const vd4 s4 = __builtin_shufflevector(s, s, 0, 1, 2, 3) + __builtin_shufflevector(s, s, 4, 5, 6, 7);
-  const vd2 s2 = __builtin_shufflevector(s4, s4, 0, 1) + __builtin_shufflevector(s4, s4, 2, 3);
-  return s2[0] + s2[1];
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+// Eight vectors' lane sums at once (a transposing reduction): lane c of the result is tree_sum(v[c]).
+[[gnu::always_inline]] inline vd tree_sums(const vd* v) {
+  auto pair = [](vd a, vd b) {
+    return __builtin_shufflevector(a, b, 0, 8, 2, 10, 4, 12, 6, 14) + __builtin_shufflevector(a, b, 1, 9, 3, 11, 5, 13, 7, 15);
+  };
+  auto quad = [](vd a, vd b) {
+    return __builtin_shufflevector(a, b, 0, 1, 8, 9, 4, 5, 12, 13) + __builtin_shufflevector(a, b, 2, 3, 10, 11, 6, 7, 14, 15);
+  };
+  const vd u0 = quad(pair(v[0], v[1]), pair(v[2], v[3]));
+  const vd u1 = quad(pair(v[4], v[5]), pair(v[6], v[7]));
+  return __builtin_shufflevector(u0, u1, 0, 1, 2, 3, 8, 9, 10, 11) +
+         __builtin_shufflevector(u0, u1, 4, 5, 6, 7, 12, 13, 14, 15);
 }
 
 // Which lanes hold a sample of the block (the last batch may be partial); the others add 0.
@@ -89,6 +102,28 @@ struct Valid {
 [[gnu::always_inline]] inline void add_lanes(double* sum, double* sq, std::size_t at, Halves h) {
   sum[at] += tree_sum(h.lo + h.hi);
   sq[at] += tree_sum(h.lo * h.lo + h.hi * h.hi);
+}
+
+// Cells v[0 .. count) of the 16 samples into sum/sq + at .. at + count, eight cells at a time.
+[[gnu::always_inline]] inline void add_run(double* sum, double* sq, std::size_t at, const vf* v, int count,
+                                           const Valid& valid) {
+  int c = 0;
+  for (; c + 8 <= count; c += 8) {
+    vd s[8], q[8];
+    for (int u = 0; u < 8; ++u) {
+      const Halves h = valid(widen(v[c + u]));
+      s[u] = h.lo + h.hi;
+      q[u] = h.lo * h.lo + h.hi * h.hi;
+    }
+    vd total, squares;
+    std::memcpy(&total, sum + at + c, sizeof total);
+    std::memcpy(&squares, sq + at + c, sizeof squares);
+    total += tree_sums(s);
+    squares += tree_sums(q);
+    std::memcpy(sum + at + c, &total, sizeof total);
+    std::memcpy(sq + at + c, &squares, sizeof squares);
+  }
+  for (; c < count; ++c) add_lanes(sum, sq, at + c, valid(widen(v[c])));
 }
 
 // Per-lane metrics of one layer (MODEL.md sections 4, 7, 8).
@@ -491,17 +526,13 @@ template <int V>
   const AccumLayout& L = *k.layout;
   double* sum = sums.sum.data();
   double* sq = sums.sumsq.data();
-  for (int i = 0; i < n; ++i)
-    for (int j = k.lo[i]; j <= k.hi[i]; ++j) {
-      const std::size_t c = std::size_t(i) * n + j;
-      add_lanes(sum, sq, L.score(l) + c, valid(widen(b.s[c])));
-      add_lanes(sum, sq, L.weight(l) + c, valid(widen(b.a[c])));
-    }
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j <= i; ++j) {
-      const std::size_t c = std::size_t(i) * n + j;
-      add_lanes(sum, sq, L.cosine(l) + c, valid(widen(b.c[c])));
-    }
+  for (int i = 0; i < n; ++i) {
+    const std::size_t c = std::size_t(i) * n + k.lo[i];
+    const int keys = k.hi[i] - k.lo[i] + 1;
+    add_run(sum, sq, L.score(l) + c, b.s.data() + c, keys, valid);
+    add_run(sum, sq, L.weight(l) + c, b.a.data() + c, keys, valid);
+    add_run(sum, sq, L.cosine(l) + std::size_t(i) * n, b.c.data() + std::size_t(i) * n, i + 1, valid);
+  }
   for (int i = 0; i < n; ++i) {
     const Halves h = widen(b.inv_norm[std::size_t(i)]);
     add_lanes(sum, sq, L.norm(l) + i, valid({h.lo > 0.0 ? 1.0 / h.lo : vd{}, h.hi > 0.0 ? 1.0 / h.hi : vd{}}));
