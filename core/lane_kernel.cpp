@@ -11,6 +11,7 @@
 #include <new>
 #include <limits>
 
+#include "kernel_args.hpp"
 #include "simd.hpp"
 
 namespace maskscope {

@@ -10,9 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "kernel_args.hpp"
+#include "accumulator.hpp"
+#include "settings.hpp"
+#include "simulator.hpp"
 
 namespace maskscope {
+
+struct KernelArgs;  // kernel_args.hpp
 
 // Whether settings with this input basis run in lanes. A function of the settings only (never of
 // the machine), so a run's numbers do not depend on where it runs.

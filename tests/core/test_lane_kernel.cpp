@@ -1,0 +1,172 @@
+// The lane kernel (sixteen samples across SIMD lanes, core/lane_kernel.hpp) against the per-sample
+// kernel, across instruction-set levels, and against its own batches.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/lane_kernel.hpp"
+#include "core/simulator.hpp"
+#include "helpers.hpp"
+
+using namespace maskscope;
+
+namespace {
+
+std::vector<Settings> lane_cases() {
+  std::vector<Settings> v;
+  Settings a = test::ln_recency(64, 0.5, 100);  // reduced basis, LayerNorm's all-ones coordinate
+  v.push_back(a);
+  Settings b = test::behind_rope(17, 24, 0.2, 100);  // l2, unit input, residual; rows not a multiple of 4
+  b.layers = 3;
+  v.push_back(b);
+  Settings c = test::behind_rope(13, 16, 0.5, 100);  // RoPE: explicit basis, scrambled bands, window mask
+  c.rope_base = 10000;
+  c.rope_scramble = 3;
+  c.mask = MaskKind::window;
+  c.window = 4;
+  v.push_back(c);
+  Settings e = test::ln_recency(12, 0.0, 100);  // rows above d - 1, RMSNorm, partial residual, bidirectional
+  e.n = 23;
+  e.norm = Norm::rmsnorm;
+  e.gamma = 0.5;
+  e.mask = MaskKind::bidirectional;
+  v.push_back(e);
+  Settings f = test::ln_recency(7, 0.3, 100);  // explicit LayerNorm (d odd, RoPE off, n + 1 > d), scale 1/d
+  f.n = 5;
+  f.scale = Scale::d;
+  f.layers = 3;
+  v.push_back(f);
+  Settings g = test::ln_recency(32, 1.0, 100);  // alpha 1: every token the same, no norm, exact ties
+  g.norm = Norm::none;
+  g.n = 3;
+  v.push_back(g);
+  return v;
+}
+
+double rel_gap(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    worst = std::max(worst, std::fabs(double(a[i]) - b[i]) / (1.0 + std::fabs(double(b[i]))));
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("the lane kernel computes every sample as the per-sample kernel does, to float rounding") {
+  for (const Settings& s : lane_cases()) {
+    REQUIRE(validate(s).empty());
+    REQUIRE(use_lane_kernel(s, input_basis(s)));
+    Simulator lanes(s), one(s, false, true);
+    // 37 samples from 5: two whole batches and a partial one, none aligned to 16.
+    const auto a = lanes.trace_block(5, 37), b = one.trace_block(5, 37);
+    REQUIRE(a.size() == b.size());
+    CAPTURE(s.n);
+    CAPTURE(s.d);
+    CAPTURE(int(s.norm));
+    for (std::size_t t = 0; t < a.size(); ++t) {
+      CHECK(rel_gap(a[t].input, b[t].input) < 1e-6);  // the same draws (unit input rounds its own way)
+      for (int l = 0; l < s.layers; ++l) {
+        const LayerTrace &x = a[t].layers[std::size_t(l)], &y = b[t].layers[std::size_t(l)];
+        CAPTURE(l);
+        // Float rounding, grown through the layers' softmax and norms: 2^-23 a few hundred times over.
+        CHECK(rel_gap(x.normalized, y.normalized) < 1e-4);
+        CHECK(rel_gap(x.scores, y.scores) < 1e-4);
+        CHECK(rel_gap(x.weights, y.weights) < 1e-4);
+        CHECK(rel_gap(x.output, y.output) < 1e-4);
+        // Metrics count comparisons; a near-tie may flip one of them.
+        const auto same = [](double u, double v, double tol) {
+          return (std::isnan(u) && std::isnan(v)) || std::fabs(u - v) <= tol;
+        };
+        CHECK(same(x.recency, y.recency, 0.02));
+        CHECK(same(x.recency_ties, y.recency_ties, 0.02));
+        CHECK(same(x.adjacency, y.adjacency, 0.05));
+        CHECK(same(x.norm_adjacency, y.norm_adjacency, 0.05));
+      }
+    }
+  }
+}
+
+TEST_CASE("alpha 1 in lanes: identical tokens give exact ties, RP exactly 1/2") {
+  Settings s = lane_cases().back();
+  Simulator sim(s);
+  for (const SampleTrace& t : sim.trace_block(0, 20))
+    for (const LayerTrace& l : t.layers) {
+      CHECK(l.recency == 0.5);
+      CHECK(l.recency_ties == 1.0);
+    }
+}
+
+TEST_CASE("a sample's lane numbers do not depend on its batch") {
+  for (const Settings& s : lane_cases()) {
+    Simulator sim(s);
+    const auto block = sim.trace_block(100, 40);  // samples 100..139: lanes 0..15, 0..15, 0..7
+    for (std::int64_t t : {0, 7, 15, 16, 31, 39}) {
+      const SampleTrace alone = sim.trace_sample(std::uint64_t(100 + t));
+      const SampleTrace& in = block[std::size_t(t)];
+      CAPTURE(t);
+      for (int l = 0; l < s.layers; ++l) {
+        CHECK(alone.layers[std::size_t(l)].output == in.layers[std::size_t(l)].output);
+        CHECK(std::memcmp(alone.layers[std::size_t(l)].scores.data(), in.layers[std::size_t(l)].scores.data(),
+                          sizeof(float) * in.layers[std::size_t(l)].scores.size()) == 0);
+        CHECK(alone.layers[std::size_t(l)].recency == in.layers[std::size_t(l)].recency);
+      }
+    }
+  }
+}
+
+TEST_CASE("the lane kernel gives the same bits on every instruction-set level this processor has") {
+  const std::string best = lane_isa();
+  const auto levels = lane_isas_available();
+  MESSAGE("lane kernel levels here: ", levels.size(), ", best ", best);
+  REQUIRE(!levels.empty());
+  for (const Settings& s : lane_cases()) {
+    std::vector<std::vector<double>> sums;
+    for (const std::string& level : levels) {
+      REQUIRE(set_lane_isa(level));
+      Simulator sim(s);
+      BlockSums b(sim.layout().total());
+      REQUIRE(sim.simulate_block(3, 45, b));
+      CHECK(b.count == 45);
+      sums.push_back(b.sum);
+      sums.back().insert(sums.back().end(), b.sumsq.begin(), b.sumsq.end());
+    }
+    for (std::size_t i = 1; i < sums.size(); ++i) {
+      CAPTURE(levels[i]);
+      CHECK(std::memcmp(sums[i].data(), sums[0].data(), sizeof(double) * sums[0].size()) == 0);
+    }
+  }
+  CHECK_FALSE(set_lane_isa("x86-64-v9"));
+  REQUIRE(set_lane_isa(best));
+}
+
+TEST_CASE("lane block sums are the per-sample kernel's statistics: means agree within their standard errors") {
+  Settings s = test::ln_recency(64, 0.5, 20'000);
+  s.layers = 3;
+  Simulator lanes(s), one(s, false, true);
+  BlockSums a(lanes.layout().total()), b(one.layout().total());
+  // Different samples (so the two estimates are independent) through the two kernels.
+  REQUIRE(lanes.simulate_block(0, s.samples, a));
+  REQUIRE(one.simulate_block(std::uint64_t(s.samples), s.samples, b));
+  RunMoments ma(a.sum.size()), mb(b.sum.size());
+  ma.merge(a);
+  mb.merge(b);
+  const AccumLayout L = lanes.layout();
+  int checked = 0;
+  for (int l = 0; l < s.layers; ++l)
+    for (std::size_t k : {L.recency(l), L.adjacency(l), L.norm_adjacency(l), L.score(l) + 9 * 10 + 3,
+                          L.weight(l) + 9 * 10 + 9, L.cosine(l) + 9 * 10, L.norm(l) + 9, L.score_slope(l)}) {
+      const double se = std::hypot(ma.standard_error(k), mb.standard_error(k));
+      REQUIRE(se > 0);
+      CAPTURE(l);
+      CAPTURE(k);
+      CHECK(std::fabs(ma.mean[k] - mb.mean[k]) < 4.5 * se);
+      ++checked;
+    }
+  CHECK(checked == 8 * s.layers);
+}
