@@ -134,17 +134,42 @@ struct LaneMetrics {
 };
 
 // Pair counts over a < b in [lo, hi) of row: wins where row[b] > row[a] (the later strictly larger),
-// ties where equal; each lane counts its own sample (sample_metrics.hpp, in lanes).
-[[gnu::always_inline]] inline void lane_pairs(const vf* row, int lo, int hi, vi& wins, vi& ties) {
+// ties where equal; each lane counts its own sample (sample_metrics.hpp, in lanes). Adds to wins and
+// ties. Eight later entries b at a time are held in registers against every earlier a (one load
+// feeds sixteen compares), and the pairs within the eight are counted apart: inner loops over a are
+// long and few, so the branch predictor does not pay for one short loop per b.
+[[gnu::always_inline]] inline void count_pair(vf va, vf vb, vi& w, vi& t) {
   const vi one = vi{} + 1;
-  for (int b = lo + 1; b < hi; ++b) {
-    const vf vb = row[b];
-    for (int a = lo; a < b; ++a) {
+  w = va < vb ? w + one : w;  // a masked add where the target has one
+  t = va == vb ? t + one : t;
+}
+
+[[gnu::always_inline]] inline void lane_pairs(const vf* row, int lo, int hi, vi& wins, vi& ties) {
+  vi w[4] = {}, t[4] = {};
+  int b0 = lo;
+  for (; b0 + 8 <= hi; b0 += 8) {
+    const vf* vb = row + b0;
+    const vf b_0 = vb[0], b_1 = vb[1], b_2 = vb[2], b_3 = vb[3], b_4 = vb[4], b_5 = vb[5], b_6 = vb[6], b_7 = vb[7];
+    for (int a = lo; a < b0; ++a) {
       const vf va = row[a];
-      wins = va < vb ? wins + one : wins;  // a masked add where the target has one
-      ties = va == vb ? ties + one : ties;
+      count_pair(va, b_0, w[0], t[0]);
+      count_pair(va, b_1, w[1], t[1]);
+      count_pair(va, b_2, w[2], t[2]);
+      count_pair(va, b_3, w[3], t[3]);
+      count_pair(va, b_4, w[0], t[0]);
+      count_pair(va, b_5, w[1], t[1]);
+      count_pair(va, b_6, w[2], t[2]);
+      count_pair(va, b_7, w[3], t[3]);
     }
+    for (int u = 1; u < 8; ++u)
+      for (int v = 0; v < u; ++v) count_pair(vb[v], vb[u], w[v & 3], t[v & 3]);
   }
+  for (int b = b0; b < hi; ++b) {
+    const vf vb = row[b];
+    for (int a = lo; a < b; ++a) count_pair(row[a], vb, w[a & 3], t[a & 3]);
+  }
+  wins += (w[0] + w[1]) + (w[2] + w[3]);
+  ties += (t[0] + t[1]) + (t[2] + t[3]);
 }
 
 // n vectors on 64-byte boundaries (std::vector would drop vf's alignment attribute).
@@ -649,6 +674,10 @@ const std::vector<Level>& levels() {
 std::atomic<int>& chosen_level() {
   static std::atomic<int> chosen = [] {
     const auto& v = levels();
+    // MASKSCOPE_LANE_ISA=x86-64-v3 (for example) picks a lower level, for benchmarks; the numbers are the same.
+    const char* want = std::getenv("MASKSCOPE_LANE_ISA");
+    for (std::size_t i = 0; want && i < v.size(); ++i)
+      if (v[i].supported && std::string(want) == v[i].name) return int(i);
     for (std::size_t i = 0; i < v.size(); ++i)
       if (v[i].supported) return int(i);
     return int(v.size() - 1);
@@ -664,6 +693,27 @@ bool use_lane_kernel(const Settings& s, const InputBasis& basis) {
   if (s.random_weights()) return false;
   const std::size_t bytes = sizeof(vf) * (5 * std::size_t(s.n) * basis.dim + 3 * std::size_t(s.n) * s.n);
   return s.n <= 64 && bytes <= (std::size_t(2) << 20);
+}
+
+bool lane_kernel_native() {
+#if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
+  static const bool native = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("x86-64-v4") != 0;
+  }();
+  return native;
+#else
+  return false;
+#endif
+}
+
+std::string kernel_name(const Settings& s, bool per_sample) {
+  if (!per_sample && !s.random_weights() && lane_kernel_native() && use_lane_kernel(s, input_basis(s))) return "lanes";
+#if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v3")) return "per-sample x86-64-v3";  // the kernel's target_clones
+#endif
+  return "per-sample x86-64";
 }
 
 LaneKernel::LaneKernel(const KernelArgs& k) : b_(std::make_unique<Buffers>(k)) {}

@@ -18,9 +18,18 @@ namespace maskscope {
 
 struct KernelArgs;  // kernel_args.hpp
 
-// Whether settings with this input basis run in lanes. A function of the settings only (never of
-// the machine), so a run's numbers do not depend on where it runs.
+// Whether settings with this input basis suit the lane kernel (small n and width).
 bool use_lane_kernel(const Settings& s, const InputBasis& basis);
+
+// Whether runs use the lane kernel where it suits the settings: on processors with AVX-512
+// (x86-64-v4). Its 16 lanes are one register there; GCC splits them into slow pieces for AVX2 and
+// SSE (15x slower than the per-sample kernel at n 50), so other processors keep the per-sample kernel.
+bool lane_kernel_native();
+
+// The kernel a run with these settings uses on this processor, as recorded with partial sums
+// (.msum) and results: "lanes" (every level gives the same bits), "per-sample x86-64-v3" (AVX2 and
+// FMA) or "per-sample x86-64" (no FMA). Runs agree bit for bit only within one kernel name.
+std::string kernel_name(const Settings& s, bool per_sample = false);  // per_sample: Simulator::Kernel::per_sample
 
 class LaneKernel {
  public:

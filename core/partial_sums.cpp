@@ -41,6 +41,7 @@ std::string header_json(const PartialSums& p) {
                       {"values", p.exact.size()},
                       {"elapsed_s", p.elapsed_s},
                       {"maskscope_version", p.version},
+                      {"kernel", p.kernel},
                       {"numerics", kNumerics}};
   return h.dump() + "\n";
 }
@@ -75,6 +76,7 @@ Header parse_header(const std::string& path, std::ifstream& in) {
     h.p.end_sample = j.at("sample_range").at(1).get<std::int64_t>();
     h.p.elapsed_s = j.value("elapsed_s", 0.0);
     h.p.version = j.at("maskscope_version").get<std::string>();
+    h.p.kernel = j.value("kernel", std::string());
     h.values = j.at("values").get<std::size_t>();
     h.count = j.at("count").get<std::int64_t>();
   } catch (const std::exception& e) {
@@ -158,6 +160,10 @@ PartialSums merge_partial_sums_files(const std::vector<std::string>& paths, bool
     if (h.version != first.version)
       throw std::runtime_error(path + ": computed by maskscope " + h.version + ", but " + first_path + " by " + first.version +
                                "; the parts of one result must come from one version");
+    if (h.kernel != first.kernel)
+      throw std::runtime_error(path + ": computed by the '" + h.kernel + "' kernel, but " + first_path + " by '" +
+                               first.kernel + "' (processors of different kinds round differently); compute the parts "
+                               "of one result on processors of one kind");
     if (!h.settings.same_simulation(first.settings)) {
       std::string diff;
       const nlohmann::json a = settings_to_json(first.settings), b = settings_to_json(h.settings);
@@ -191,6 +197,7 @@ PartialSums merge_partial_sums_files(const std::vector<std::string>& paths, bool
   out.first_sample = g.first_sample(all.begin);
   out.end_sample = g.first_sample(all.end);
   out.version = first.version;
+  out.kernel = first.kernel;
   out.exact = ExactSums(accum_layout(first.settings).total());
   for (const auto& [h, path] : heads) {
     PartialSums p = read_partial_sums(path);

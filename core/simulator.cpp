@@ -258,7 +258,7 @@ KernelArgs make_args(const Settings& s, const InputBasis& basis, const KeyRanges
 }
 }  // namespace
 
-Simulator::Simulator(const Settings& s, bool explicit_inputs, bool per_sample_kernel)
+Simulator::Simulator(const Settings& s, bool explicit_inputs, Kernel kernel)
     : s_(s), basis_(input_basis(s, explicit_inputs)), layout_(accum_layout(s)), keys_(key_ranges(s)) {
   if (s.random_weights()) {
     random_weights_ = std::make_unique<RandomWeightsModel>(s_, keys_, layout_);
@@ -266,7 +266,8 @@ Simulator::Simulator(const Settings& s, bool explicit_inputs, bool per_sample_ke
   }
   work_ = std::make_unique<Work>(s.n, basis_);
   if (s.rope()) rope_ = rope_tables(s.n, s.d, s.rope_base, s.rope_scramble);
-  if (!per_sample_kernel && use_lane_kernel(s, basis_)) lanes_ = std::make_unique<LaneKernel>(make_args(s_, basis_, keys_, rope_, layout_));
+  const bool lanes = kernel == Kernel::lanes || (kernel == Kernel::automatic && lane_kernel_native());
+  if (lanes && use_lane_kernel(s, basis_)) lanes_ = std::make_unique<LaneKernel>(make_args(s_, basis_, keys_, rope_, layout_));
 }
 
 Simulator::~Simulator() = default;

@@ -77,11 +77,14 @@ std::int64_t samples_per_block(const Settings& s);
 
 class Simulator {
  public:
+  // Which kernel runs the parameter-free model: `automatic` takes the lane kernel (lane_kernel.hpp)
+  // where it suits the settings and the processor has AVX-512, `per_sample` never (the rounding of the
+  // per-sample helpers that `analyze` shares), `lanes` wherever it suits the settings (tests).
+  enum class Kernel { automatic, per_sample, lanes };
   // s must be valid. `explicit_inputs` draws all d coordinates even where the reduced basis
-  // (InputBasis) applies: the same law, for tests that compare the two. `per_sample_kernel` keeps
-  // the per-sample kernel where the lane kernel (lane_kernel.hpp) would run: the same law, and the
-  // rounding of the per-sample helpers that `analyze` shares.
-  explicit Simulator(const Settings& s, bool explicit_inputs = false, bool per_sample_kernel = false);
+  // (InputBasis) applies: the same law, for tests that compare the two.
+  explicit Simulator(const Settings& s, bool explicit_inputs = false, Kernel kernel = Kernel::automatic);
+  bool uses_lanes() const { return lanes_ != nullptr; }
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;

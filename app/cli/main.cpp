@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/atomic_file.hpp"
+#include "core/lane_kernel.hpp"
 #include "core/partial_sums.hpp"
 #include "core/resources.hpp"
 #include "core/result_json.hpp"
@@ -234,6 +235,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
   sums.first_sample = grid.first_sample(range.begin);
   sums.end_sample = grid.first_sample(range.end);
   sums.version = ms::kVersion;
+  sums.kernel = ms::kernel_name(f.s, !f.save_tensors.empty());
   std::shared_ptr<const ms::Snapshot> snap;
   int ranks = 1;
   if (mpi.active()) {
@@ -265,7 +267,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
                  static_cast<long long>(snap->samples_done), snap->elapsed_s, snap->samples_per_s, ms::resolved_threads(f.s),
                  ranks > 1 ? (" on each of " + std::to_string(ranks) + " MPI ranks").c_str() : "");
   if (!f.save_tensors.empty()) {  // the raw per-sample tensors of this run, for `analyze` (round trip)
-    ms::Simulator sim(f.s, false, true);
+    ms::Simulator sim(f.s, false, ms::Simulator::Kernel::per_sample);
     std::vector<ms::SampleTrace> traces;
     if (f.s.random_weights())
       for (std::int64_t k = 0; k < f.s.samples; ++k) traces.push_back(sim.trace_sample(std::uint64_t(k)));
@@ -287,6 +289,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
   }
   nlohmann::json j = ms::snapshot_to_json(*snap);
   j["maskscope_version"] = ms::kVersion;
+  j["kernel"] = ms::kernel_name(f.s, !f.save_tensors.empty());
   j["threads_used"] = ms::resolved_threads(f.s);
   if (ranks > 1) j["mpi_ranks"] = ranks;
   const std::string text = j.dump(1) + "\n";
@@ -365,6 +368,7 @@ int cmd_merge(MergeFlags& m) {
   }
   nlohmann::json j = ms::snapshot_to_json(ms::snapshot_of(merged));
   j["maskscope_version"] = ms::kVersion;
+  j["kernel"] = merged.kernel;
   j["merged_files"] = m.files.size();
   RunFlags f;
   f.out = m.out;

@@ -377,12 +377,20 @@ TEST_CASE("merge refuses mismatched settings, overlaps, gaps, corrupt and trunca
     data[data.size() / 2] ^= 0x10;
     std::ofstream(work("flip.msum"), std::ios::binary) << data;
     std::ofstream(work("text.msum")) << "{\"not\": \"sums\"}\n";
+    // The same shard as if computed on a processor of another kind (its kernel rounds differently).
+    std::ifstream is2(p2, std::ios::binary);
+    std::string other(std::istreambuf_iterator<char>(is2), {});
+    const std::size_t at = other.find("\"kernel\":\"");
+    REQUIRE(at != std::string::npos);
+    other.replace(at, other.find('"', at + 10) - at + 1, "\"kernel\":\"per-sample elsewhere\"");
+    std::ofstream(work("kernel.msum"), std::ios::binary) << other;
   }
   struct Case {
     std::string files, message, named;
   };
   const Case cases[] = {
       {p1 + " " + work("seed4.msum") + " " + p3, "different settings", "seed4.msum"},
+      {p1 + " " + work("kernel.msum") + " " + p3, "processors of one kind", "kernel.msum"},
       {p1 + " " + p2 + " " + p2 + " " + p3, "overlaps", "part-2.msum"},
       {p1 + " " + p3, "missing samples", "part-1.msum"},
       {p1 + " " + p2, "missing samples", ""},

@@ -62,7 +62,7 @@ TEST_CASE("the lane kernel computes every sample as the per-sample kernel does, 
   for (const Settings& s : lane_cases()) {
     REQUIRE(validate(s).empty());
     REQUIRE(use_lane_kernel(s, input_basis(s)));
-    Simulator lanes(s), one(s, false, true);
+    Simulator lanes(s, false, Simulator::Kernel::lanes), one(s, false, Simulator::Kernel::per_sample);
     // 37 samples from 5: two whole batches and a partial one, none aligned to 16.
     const auto a = lanes.trace_block(5, 37), b = one.trace_block(5, 37);
     REQUIRE(a.size() == b.size());
@@ -94,7 +94,8 @@ TEST_CASE("the lane kernel computes every sample as the per-sample kernel does, 
 
 TEST_CASE("alpha 1 in lanes: identical tokens give exact ties, RP exactly 1/2") {
   Settings s = lane_cases().back();
-  Simulator sim(s);
+  Simulator sim(s, false, Simulator::Kernel::lanes);
+  REQUIRE(sim.uses_lanes());
   for (const SampleTrace& t : sim.trace_block(0, 20))
     for (const LayerTrace& l : t.layers) {
       CHECK(l.recency == 0.5);
@@ -104,7 +105,8 @@ TEST_CASE("alpha 1 in lanes: identical tokens give exact ties, RP exactly 1/2") 
 
 TEST_CASE("a sample's lane numbers do not depend on its batch") {
   for (const Settings& s : lane_cases()) {
-    Simulator sim(s);
+    Simulator sim(s, false, Simulator::Kernel::lanes);
+    REQUIRE(sim.uses_lanes());
     const auto block = sim.trace_block(100, 40);  // samples 100..139: lanes 0..15, 0..15, 0..7
     for (std::int64_t t : {0, 7, 15, 16, 31, 39}) {
       const SampleTrace alone = sim.trace_sample(std::uint64_t(100 + t));
@@ -129,7 +131,8 @@ TEST_CASE("the lane kernel gives the same bits on every instruction-set level th
     std::vector<std::vector<double>> sums;
     for (const std::string& level : levels) {
       REQUIRE(set_lane_isa(level));
-      Simulator sim(s);
+      Simulator sim(s, false, Simulator::Kernel::lanes);
+      REQUIRE(sim.uses_lanes());
       BlockSums b(sim.layout().total());
       REQUIRE(sim.simulate_block(3, 45, b));
       CHECK(b.count == 45);
@@ -148,7 +151,7 @@ TEST_CASE("the lane kernel gives the same bits on every instruction-set level th
 TEST_CASE("lane block sums are the per-sample kernel's statistics: means agree within their standard errors") {
   Settings s = test::ln_recency(64, 0.5, 20'000);
   s.layers = 3;
-  Simulator lanes(s), one(s, false, true);
+  Simulator lanes(s, false, Simulator::Kernel::lanes), one(s, false, Simulator::Kernel::per_sample);
   BlockSums a(lanes.layout().total()), b(one.layout().total());
   // Different samples (so the two estimates are independent) through the two kernels.
   REQUIRE(lanes.simulate_block(0, s.samples, a));
