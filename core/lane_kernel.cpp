@@ -201,12 +201,12 @@ class LaneArray {
 }  // namespace
 
 struct LaneKernel::Buffers {
-  LaneArray x, y, q, xn, s, a, c, inv_norm, norms;
+  LaneArray x, y, q, xn, s, a, c, g, inv_norm, norms;
   std::vector<float> ax, av, adraws;  // one sample's draws (kernel_args.hpp draw_inputs)
   std::vector<int> zeros;             // every row's first key for the cosines: 0
   explicit Buffers(const KernelArgs& k)
       : x(std::size_t(k.n) * k.d), y(x.size()), q(x.size()), xn(x.size()), s(std::size_t(k.n) * k.n),
-        a(s.size()), c(s.size()), inv_norm(std::size_t(k.n)), norms(std::size_t(k.n)), ax(x.size()),
+        a(s.size()), c(s.size()), g(s.size()), inv_norm(std::size_t(k.n)), norms(std::size_t(k.n)), ax(x.size()),
         av(std::size_t(k.d)), adraws(k.basis.normals), zeros(std::size_t(k.n), 0) {}
 };
 
@@ -375,6 +375,51 @@ using Buffers = LaneKernel::Buffers;
       for (int j = i + 1; j < n; ++j) S[std::size_t(i) * n + j] = S[std::size_t(j) * n + i];
 }
 
+// Whether S can come from the Gram matrix G = X X^T of the layer's input, which the previous layer
+// computed for its cosines: without RoPE, <Norm(x_i), Norm(x_j)> = f_i f_j (G_ij - c_ij) with
+// f the norm's factor and c = 0, or x_i0 x_j0 for LayerNorm in the reduced basis (coordinate 0 is the
+// all-ones direction). One Gram per layer instead of two. Explicit-basis LayerNorm keeps its two-pass
+// centring (the one-pass form would cancel).
+bool scores_from_gram(const KernelArgs& k) {
+  if (k.rope) return false;
+  return k.norm != Norm::layernorm || k.basis.reduced;
+}
+
+// S = Mask(scale <Norm(x_i), Norm(x_j)>) from G (lower triangle, diagonal included) and X.
+[[gnu::always_inline]] inline void scores_from_gram_lanes(const KernelArgs& k, const vf* G, const vf* x, vf* f, vf* S) {
+  const int n = k.n, d = k.d;
+  const float fd = float(k.d_model);
+  const bool ln = k.norm == Norm::layernorm;
+  for (int i = 0; i < n; ++i) {
+    vf ss = G[std::size_t(i) * n + i];
+    switch (k.norm) {
+      case Norm::none: f[i] = splat(1.0f); break;
+      case Norm::l2: f[i] = ss > 0.0f ? 1.0f / lane_sqrt(ss) : vf{}; break;
+      case Norm::rmsnorm: f[i] = 1.0f / lane_sqrt(ss / fd + kNormEps); break;
+      case Norm::layernorm: {
+        const vf x0 = x[std::size_t(i) * d];
+        ss -= x0 * x0;
+        ss = ss > 0.0f ? ss : vf{};
+        f[i] = 1.0f / lane_sqrt(ss / fd + kNormEps);
+        break;
+      }
+    }
+  }
+  const vf scale = splat(k.scale);
+  for (int i = 0; i < n; ++i) {
+    const vf fi = scale * f[i];
+    const vf xi0 = x[std::size_t(i) * d];
+    for (int j = k.lo[i]; j <= i; ++j) {
+      vf g = G[std::size_t(i) * n + j];
+      if (ln) g -= xi0 * x[std::size_t(j) * d];
+      S[std::size_t(i) * n + j] = fi * g * f[j];
+    }
+  }
+  if (k.bidirectional)
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j < n; ++j) S[std::size_t(i) * n + j] = S[std::size_t(j) * n + i];
+}
+
 // A = softmax_rows(S) over each row's keys.
 [[gnu::always_inline]] inline void softmax_lanes(const KernelArgs& k, const vf* S, vf* A) {
   const int n = k.n;
@@ -469,16 +514,17 @@ template <int V>
 // 1 / ||x_i|| (0 for a zero vector) and the lower triangle of the cosine matrix, cos(x, x) = 1:
 // the Gram matrix of the outputs, whose diagonal gives the norms.
 [[gnu::always_inline]] inline void cosines_lanes(const KernelArgs& k, const vf* xn, const int* zeros, vf* inv_norm,
-                                                 vf* C) {
+                                                 vf* G, vf* C) {
   const int n = k.n;
-  gram_lanes(xn, n, k.d, zeros, splat(1.0f), C);
+  gram_lanes(xn, n, k.d, zeros, splat(1.0f), G);
   for (int i = 0; i < n; ++i) {
-    const vf ss = C[std::size_t(i) * n + i];
+    const vf ss = G[std::size_t(i) * n + i];
     inv_norm[i] = ss > 0.0f ? 1.0f / lane_sqrt(ss) : vf{};
   }
   for (int i = 0; i < n; ++i) {
+    const vf* Gi = G + std::size_t(i) * n;
     vf* Ci = C + std::size_t(i) * n;
-    for (int j = 0; j < i; ++j) Ci[j] = Ci[j] * inv_norm[i] * inv_norm[j];
+    for (int j = 0; j < i; ++j) Ci[j] = Gi[j] * inv_norm[i] * inv_norm[j];
     Ci[i] = inv_norm[i] > 0.0f ? splat(1.0f) : vf{};
   }
 }
@@ -607,18 +653,24 @@ void record_lane(const KernelArgs& k, const Buffers& b, const LaneMetrics& m, in
     const int lanes = int(std::min<std::int64_t>(W, count - t0));
     const Valid valid(lanes);
     draw_lanes(k, b, first_sample + std::uint64_t(t0), lanes, traces, t0);
+    const bool from_gram = scores_from_gram(k);
+    if (from_gram) gram_lanes(b.x.data(), k.n, k.d, b.zeros.data(), splat(1.0f), b.g.data());  // the input's
     for (int l = 0; l < k.layers; ++l) {
       if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
       normalize_lanes(k, b.x.data(), b.y.data());
-      const vf* q = b.y.data();
-      if (k.rope) {
-        rotate_lanes(k, b.y.data(), b.q.data());
-        q = b.q.data();
+      if (from_gram) {
+        scores_from_gram_lanes(k, b.g.data(), b.x.data(), b.norms.data(), b.s.data());
+      } else {
+        const vf* q = b.y.data();
+        if (k.rope) {
+          rotate_lanes(k, b.y.data(), b.q.data());
+          q = b.q.data();
+        }
+        scores_lanes(k, q, b.s.data());
       }
-      scores_lanes(k, q, b.s.data());
       softmax_lanes(k, b.s.data(), b.a.data());
       mix_lanes(k, b.a.data(), b.y.data(), b.x.data(), b.xn.data());
-      cosines_lanes(k, b.xn.data(), b.zeros.data(), b.inv_norm.data(), b.c.data());
+      cosines_lanes(k, b.xn.data(), b.zeros.data(), b.inv_norm.data(), b.g.data(), b.c.data());  // G: the next input's
       const LaneMetrics m = metrics_lanes(k, b.s.data(), b.a.data(), b.c.data(), b.inv_norm.data(), b.norms.data());
       if (sums) accumulate_lanes(k, l, b, m, valid, *sums);
       if (traces)
