@@ -201,12 +201,13 @@ class LaneArray {
 }  // namespace
 
 struct LaneKernel::Buffers {
-  LaneArray x, y, q, xn, s, a, c, g, inv_norm, norms;
+  LaneArray x, y, q, xn, s, a, c, g, inv_norm, norms, rows_prev, rows_cur;
   std::vector<float> ax, av, adraws;  // one sample's draws (kernel_args.hpp draw_inputs)
   std::vector<int> zeros;             // every row's first key for the cosines: 0
   explicit Buffers(const KernelArgs& k)
       : x(std::size_t(k.n) * k.d), y(x.size()), q(x.size()), xn(x.size()), s(std::size_t(k.n) * k.n),
-        a(s.size()), c(s.size()), g(s.size()), inv_norm(std::size_t(k.n)), norms(std::size_t(k.n)), ax(x.size()),
+        a(s.size()), c(s.size()), g(s.size()), inv_norm(std::size_t(k.n)), norms(std::size_t(k.n)), rows_prev(2 * std::size_t(k.n)),
+        rows_cur(2 * std::size_t(k.n)), ax(x.size()),
         av(std::size_t(k.d)), adraws(k.basis.normals), zeros(std::size_t(k.n), 0) {}
 };
 
@@ -385,6 +386,17 @@ bool scores_from_gram(const KernelArgs& k) {
   return k.norm != Norm::layernorm || k.basis.reduced;
 }
 
+// With l2 and scale 1, the next layer's scores below the diagonal are this layer's cosines, bit for
+// bit: both are (G_ij f_i) f_j with f = 1 / ||x|| (scores_from_gram_lanes, cosines_lanes). Where every
+// row's keys start at 0 (causal or bidirectional), the recency pairs of row i (within S_i[0, i)) are
+// then the adjacency pairs of cosine row i (within C_i[0, i)): counted once, used twice.
+bool counts_carry_over(const KernelArgs& k) {
+  if (!scores_from_gram(k) || k.norm != Norm::l2 || k.scale != 1.0f) return false;
+  for (int i = 0; i < k.n; ++i)
+    if (k.lo[i] != 0) return false;
+  return true;
+}
+
 // S = Mask(scale <Norm(x_i), Norm(x_j)>) from G (lower triangle, diagonal included) and X.
 [[gnu::always_inline]] inline void scores_from_gram_lanes(const KernelArgs& k, const vf* G, const vf* x, vf* f, vf* S) {
   const int n = k.n, d = k.d;
@@ -536,8 +548,23 @@ template <int V>
   tie_share = {t.lo / pairs, t.hi / pairs};
 }
 
+// Per-row pair counts (vi bits kept in vf storage).
+[[gnu::always_inline]] inline vf as_vf(vi v) {
+  vf f;
+  std::memcpy(&f, &v, sizeof f);
+  return f;
+}
+[[gnu::always_inline]] inline vi as_vi(vf f) {
+  vi v;
+  std::memcpy(&v, &f, sizeof v);
+  return v;
+}
+
+// `rp_rows`: when given, row i's recency pair counts (wins, ties at 2i, 2i + 1), known already (see
+// counts_carry_over). `adjacency_rows`: when given, receives each cosine row's pair counts.
 [[gnu::always_inline]] inline LaneMetrics metrics_lanes(const KernelArgs& k, const vf* S, const vf* A, const vf* C,
-                                                        const vf* inv_norm, vf* norms) {
+                                                        const vf* inv_norm, vf* norms, const vf* rp_rows,
+                                                        vf* adjacency_rows) {
   const int n = k.n;
   LaneMetrics m;
   // Within-offset slopes on the query position (MODEL.md section 8).
@@ -553,15 +580,27 @@ template <int V>
   // Recency probability (MODEL.md section 4): triples i > k > j, nearer key strictly higher.
   if (k.triples > 0) {
     vi wins = {}, ties = {};
-    for (int i = 0; i < n; ++i) lane_pairs(S + std::size_t(i) * n, k.lo[i], i, wins, ties);
+    if (rp_rows) {
+      for (int i = 0; i < n; ++i) {
+        wins += as_vi(rp_rows[2 * i]);
+        ties += as_vi(rp_rows[2 * i + 1]);
+      }
+    } else {
+      for (int i = 0; i < n; ++i) lane_pairs(S + std::size_t(i) * n, k.lo[i], i, wins, ties);
+    }
     proportion(wins, ties, double(k.triples), m.recency, m.recency_ties);
   }
   if (n >= 3) {
     // Adjacency score of the cosine matrix (rows r >= 2, pairs a < b < r), averaged over rows.
     Halves row_sum{}, tie_sum{};
+    if (adjacency_rows) std::fill(adjacency_rows, adjacency_rows + 4, vf{});  // rows 0 and 1: no pairs
     for (int r = 2; r < n; ++r) {
       vi wins = {}, ties = {};
       lane_pairs(C + std::size_t(r) * n, 0, r, wins, ties);
+      if (adjacency_rows) {
+        adjacency_rows[2 * r] = as_vf(wins);
+        adjacency_rows[2 * r + 1] = as_vf(ties);
+      }
       Halves v, t;
       proportion(wins, ties, 0.5 * double(r) * (r - 1), v, t);
       row_sum = {row_sum.lo + v.lo, row_sum.hi + v.hi};
@@ -653,7 +692,7 @@ void record_lane(const KernelArgs& k, const Buffers& b, const LaneMetrics& m, in
     const int lanes = int(std::min<std::int64_t>(W, count - t0));
     const Valid valid(lanes);
     draw_lanes(k, b, first_sample + std::uint64_t(t0), lanes, traces, t0);
-    const bool from_gram = scores_from_gram(k);
+    const bool from_gram = scores_from_gram(k), carry = counts_carry_over(k);
     if (from_gram) gram_lanes(b.x.data(), k.n, k.d, b.zeros.data(), splat(1.0f), b.g.data());  // the input's
     for (int l = 0; l < k.layers; ++l) {
       if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
@@ -671,7 +710,10 @@ void record_lane(const KernelArgs& k, const Buffers& b, const LaneMetrics& m, in
       softmax_lanes(k, b.s.data(), b.a.data());
       mix_lanes(k, b.a.data(), b.y.data(), b.x.data(), b.xn.data());
       cosines_lanes(k, b.xn.data(), b.zeros.data(), b.inv_norm.data(), b.g.data(), b.c.data());  // G: the next input's
-      const LaneMetrics m = metrics_lanes(k, b.s.data(), b.a.data(), b.c.data(), b.inv_norm.data(), b.norms.data());
+      const LaneMetrics m = metrics_lanes(k, b.s.data(), b.a.data(), b.c.data(), b.inv_norm.data(), b.norms.data(),
+                                          carry && l > 0 ? b.rows_prev.data() : nullptr,
+                                          carry ? b.rows_cur.data() : nullptr);
+      if (carry) swap(b.rows_prev, b.rows_cur);
       if (sums) accumulate_lanes(k, l, b, m, valid, *sums);
       if (traces)
         for (int t = 0; t < lanes; ++t) record_lane(k, b, m, t, w, (*traces)[std::size_t(t0 + t)].layers[std::size_t(l)]);

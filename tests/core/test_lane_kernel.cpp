@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/lane_kernel.hpp"
+#include "core/sample_metrics.hpp"
 #include "core/simulator.hpp"
 #include "helpers.hpp"
 
@@ -172,4 +173,32 @@ TEST_CASE("lane block sums are the per-sample kernel's statistics: means agree w
       ++checked;
     }
   CHECK(checked == 8 * s.layers);
+}
+
+TEST_CASE("l2, scale 1: recency counted once as the previous layer's cosine pairs equals its definition, exactly") {
+  // The lane kernel takes layer l+1's recency pairs from layer l's cosine rows there (lane_kernel.cpp,
+  // counts_carry_over): this holds only if the scores are those cosines bit for bit.
+  for (MaskKind mask : {MaskKind::causal, MaskKind::bidirectional}) {
+    Settings s = test::behind_rope(17, 24, 0.2, 100);
+    s.layers = 3;
+    s.mask = mask;
+    Simulator sim(s, false, Simulator::Kernel::lanes);
+    REQUIRE(sim.uses_lanes());
+    const KeyRanges keys = key_ranges(s);
+    int checked = 0;
+    for (const SampleTrace& t : sim.trace_block(0, 40))
+      for (const LayerTrace& l : t.layers) {
+        std::vector<float> S = l.scores;
+        S.resize(S.size() + 8);  // ordered_pairs' slack
+        PairCounts total;
+        for (int i = 0; i < s.n; ++i) {
+          const PairCounts c = ordered_pairs(S.data() + std::size_t(i) * s.n, keys.lo[std::size_t(i)], i);
+          total.wins += c.wins;
+          total.ties += c.ties;
+        }
+        CHECK(l.recency == 0.5 * double(total.half_units()) / double(keys.recency_triples));
+        ++checked;
+      }
+    CHECK(checked == 40 * 3);
+  }
 }
