@@ -40,6 +40,10 @@ std::vector<Settings> lane_cases() {
   f.scale = Scale::d;
   f.layers = 3;
   v.push_back(f);
+  Settings big = test::ln_recency(24, 0.5, 100);  // n above 64 (rows not a multiple of 4), residual
+  big.n = 70;
+  big.gamma = 1.0;
+  v.push_back(big);
   Settings g = test::ln_recency(32, 1.0, 100);  // alpha 1: every token the same, no norm, exact ties
   g.norm = Norm::none;
   g.n = 3;
