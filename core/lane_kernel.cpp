@@ -84,10 +84,8 @@ struct Halves {
 // Which lanes hold a sample of the block (the last batch may be partial); the others add 0.
 struct Valid {
   bool all = true;
-  vi f;
   vl lo, hi;
   explicit Valid(int lanes) : all(lanes == W) {
-    for (int t = 0; t < W; ++t) f[t] = t < lanes ? -1 : 0;
     for (int t = 0; t < 8; ++t) {
       lo[t] = t < lanes ? -1 : 0;
       hi[t] = t + 8 < lanes ? -1 : 0;
@@ -135,41 +133,18 @@ struct LaneMetrics {
 
 // Pair counts over a < b in [lo, hi) of row: wins where row[b] > row[a] (the later strictly larger),
 // ties where equal; each lane counts its own sample (sample_metrics.hpp, in lanes). Adds to wins and
-// ties. Eight later entries b at a time are held in registers against every earlier a (one load
-// feeds sixteen compares), and the pairs within the eight are counted apart: inner loops over a are
-// long and few, so the branch predictor does not pay for one short loop per b.
-[[gnu::always_inline]] inline void count_pair(vf va, vf vb, vi& w, vi& t) {
-  const vi one = vi{} + 1;
-  w = va < vb ? w + one : w;  // a masked add where the target has one
-  t = va == vb ? t + one : t;
-}
-
+// ties. (Holding eight b against each loaded a, and counting by sign bits instead of compares, were
+// measured no faster and 20% slower on AVX-512.)
 [[gnu::always_inline]] inline void lane_pairs(const vf* row, int lo, int hi, vi& wins, vi& ties) {
-  vi w[4] = {}, t[4] = {};
-  int b0 = lo;
-  for (; b0 + 8 <= hi; b0 += 8) {
-    const vf* vb = row + b0;
-    const vf b_0 = vb[0], b_1 = vb[1], b_2 = vb[2], b_3 = vb[3], b_4 = vb[4], b_5 = vb[5], b_6 = vb[6], b_7 = vb[7];
-    for (int a = lo; a < b0; ++a) {
-      const vf va = row[a];
-      count_pair(va, b_0, w[0], t[0]);
-      count_pair(va, b_1, w[1], t[1]);
-      count_pair(va, b_2, w[2], t[2]);
-      count_pair(va, b_3, w[3], t[3]);
-      count_pair(va, b_4, w[0], t[0]);
-      count_pair(va, b_5, w[1], t[1]);
-      count_pair(va, b_6, w[2], t[2]);
-      count_pair(va, b_7, w[3], t[3]);
-    }
-    for (int u = 1; u < 8; ++u)
-      for (int v = 0; v < u; ++v) count_pair(vb[v], vb[u], w[v & 3], t[v & 3]);
-  }
-  for (int b = b0; b < hi; ++b) {
+  const vi one = vi{} + 1;
+  for (int b = lo + 1; b < hi; ++b) {
     const vf vb = row[b];
-    for (int a = lo; a < b; ++a) count_pair(row[a], vb, w[a & 3], t[a & 3]);
+    for (int a = lo; a < b; ++a) {
+      const vf va = row[a];
+      wins = va < vb ? wins + one : wins;  // a masked add where the target has one
+      ties = va == vb ? ties + one : ties;
+    }
   }
-  wins += (w[0] + w[1]) + (w[2] + w[3]);
-  ties += (t[0] + t[1]) + (t[2] + t[3]);
 }
 
 // n vectors on 64-byte boundaries (std::vector would drop vf's alignment attribute).
