@@ -120,10 +120,17 @@ TEST_CASE("pause holds the sample count; resume finishes") {
   Settings s = test::ln_recency(64, 0.5, 200'000);
   Run run(s);
   run.set_paused(true);
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  const auto held = run.samples_done();
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  CHECK(run.samples_done() == held);  // in-flight blocks merged before the first read
+  // Each worker finishes the block it holds, then waits: the count settles within a block's time
+  // (a few ms here; much longer under ThreadSanitizer), so wait until it has not moved for 1 s.
+  auto held = run.samples_done();
+  for (int i = 0; i < 60; ++i) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const auto now = run.samples_done();
+    if (now == held) break;
+    held = now;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(run.samples_done() == held);
   run.set_paused(false);
   run.wait();
   CHECK(run.snapshot()->samples_done == 200'000);
