@@ -7,6 +7,7 @@
 #include <iostream>
 #include <thread>
 
+#include "core/lane_kernel.hpp"
 #include "core/runner.hpp"
 
 #if MASKSCOPE_MPI
@@ -51,6 +52,24 @@ void mpi_run(const MpiSession& mpi, const Settings& s, SegmentRange range, Exact
              const std::function<void(const MpiProgress&)>& progress) {
 #if MASKSCOPE_MPI
   const int P = mpi.size(), r = mpi.rank();
+  // Every rank must run the same kernel (lane_kernel.hpp kernel_name): processors with and without
+  // AVX-512 round differently, and the exact reduction promises one process's bits.
+  std::string kernel = kernel_name(s);
+  if (const char* odd = std::getenv("MASKSCOPE_TEST_KERNEL_RANK"); odd && std::atoi(odd) == r)
+    kernel += " (test)";  // tests: a rank on a processor of another kind
+  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (unsigned char c : kernel) hash = (hash ^ c) * 0x100000001b3ULL;
+  std::uint64_t lowest = 0, highest = 0;
+  MPI_Allreduce(&hash, &lowest, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&hash, &highest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  if (lowest != highest) {
+    if (r == 0)
+      std::cerr << "maskscope-cli: the MPI ranks run different kernels (rank 0: '" << kernel
+                << "'; processors with and without AVX-512 round differently). Run the job on processors of one "
+                   "kind, or compute shards (--shard) on each kind and keep their results apart.\n";
+    MPI_Barrier(MPI_COMM_WORLD);  // rank 0's message first
+    mpi.abort(2);
+  }
   // Rank r: the r-th of P near-equal parts of `range` (possibly empty when P exceeds the segments).
   const std::int64_t G = range.end - range.begin;
   RunOptions o;

@@ -432,7 +432,7 @@ Result mpirun(int ranks, const std::string& args, const std::string& env = "") {
   if (geteuid() == 0) launcher += " --allow-run-as-root";  // CI runs as root
   // "--mca btl self,vader": shared memory on one machine, no network probing.
   launcher += " --mca btl self,vader -np " + std::to_string(ranks);
-  if (!env.empty()) launcher += " -x MASKSCOPE_TEST_KILL_RANK";
+  if (!env.empty()) launcher += " -x " + env.substr(0, env.find('='));  // one NAME=value for every rank
   // Sanitizer builds: OpenMPI unloads its dlopen'd components at MPI_Finalize, so LeakSanitizer sees
   // their allocations with no module to attribute (or suppress) them to, as with Mesa in the window
   // tests. Leak detection is off for the ranks only; every other ASan and UBSan check stays on.
@@ -460,6 +460,12 @@ TEST_CASE("mpirun: a killed rank ends the job without a result; invalid flags ex
   const Result r = mpirun(2, "run --n 12 --d 32 --samples 100000000 --quiet --threads 1 --out " + work("killed.json"),
                           "MASKSCOPE_TEST_KILL_RANK=1");
   CHECK(r.code != 0);
+  CHECK_FALSE(fs::exists(work("killed.json")));
+  // Ranks on processors of different kinds (simulated on rank 1): refused before computing.
+  const Result mixed = mpirun(2, "run --n 12 --d 32 --samples 100000 --quiet --threads 1 --out " + work("killed.json"),
+                              "MASKSCOPE_TEST_KERNEL_RANK=1");
+  CHECK(mixed.code != 0);
+  CHECK(mixed.err.find("different kernels") != std::string::npos);
   CHECK_FALSE(fs::exists(work("killed.json")));
   const Result bad = mpirun(2, "run --n 0 --quiet --out " + work("killed.json"));
   CHECK(bad.code == 2);
