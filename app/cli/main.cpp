@@ -619,8 +619,9 @@ int cmd_bench(BenchFlags& b) {
     run.cancel();
     run.wait();
     auto snap = run.snapshot();
-    std::printf("%-42s %12.0f samples/s  (%lld samples in %.2f s, %d threads)\n", k.name, snap->samples_per_s,
-                static_cast<long long>(snap->samples_done), snap->elapsed_s, ms::resolved_threads(k.s));
+    std::printf("%-42s %12.0f samples/s  (%lld samples in %.2f s, %d threads, %s kernel)\n", k.name, snap->samples_per_s,
+                static_cast<long long>(snap->samples_done), snap->elapsed_s, ms::resolved_threads(k.s),
+                ms::kernel_name(k.s).c_str());
     std::fflush(stdout);
   }
   // Large n: how soon the first picture of a new run exists (a settings change in the window starts a
