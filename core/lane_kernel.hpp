@@ -26,10 +26,13 @@ bool use_lane_kernel(const Settings& s, const InputBasis& basis);
 // SSE (15x slower than the per-sample kernel at n 50), so other processors keep the per-sample kernel.
 bool lane_kernel_native();
 
+// Whether a Simulator with this choice runs these settings in lanes (Simulator::Kernel).
+bool runs_in_lanes(const Settings& s, const InputBasis& basis, Simulator::Kernel kernel);
+
 // The kernel a run with these settings uses on this processor, as recorded with partial sums
 // (.msum) and results: "lanes" (every level gives the same bits), "per-sample x86-64-v3" (AVX2 and
 // FMA) or "per-sample x86-64" (no FMA). Runs agree bit for bit only within one kernel name.
-std::string kernel_name(const Settings& s, bool per_sample = false);  // per_sample: Simulator::Kernel::per_sample
+std::string kernel_name(const Settings& s, Simulator::Kernel kernel = Simulator::Kernel::automatic);
 
 class LaneKernel {
  public:

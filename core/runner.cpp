@@ -98,7 +98,7 @@ void Run::worker_main() {
 #if defined(__linux__)
   if (options_.low_priority) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
 #endif
-  Simulator sim(settings_, false, options_.per_sample_kernel ? Simulator::Kernel::per_sample : Simulator::Kernel::automatic);
+  Simulator sim(settings_, false, options_.kernel);
   auto buffer = std::make_unique<BlockSums>(accum_size_);
   for (;;) {
     std::int64_t block;

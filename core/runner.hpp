@@ -36,9 +36,10 @@ struct RunOptions {
   // segments is one shard or MPI rank of a larger run: its snapshots cover its own samples only,
   // and exact() is what gets merged.
   SegmentRange segments{0, -1};
-  // The per-sample kernel even where the lane kernel applies (lane_kernel.hpp): what `run
-  // --save-tensors` uses, so that `analyze` of the saved tensors repeats the run's sums bit for bit.
-  bool per_sample_kernel = false;
+  // Simulator::Kernel::per_sample keeps the per-sample kernel where the lane kernel applies
+  // (lane_kernel.hpp): what `run --save-tensors` uses, so that `analyze` of the saved tensors repeats
+  // the run's sums bit for bit.
+  Simulator::Kernel kernel = Simulator::Kernel::automatic;
 };
 
 class Run {

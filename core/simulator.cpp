@@ -267,8 +267,7 @@ Simulator::Simulator(const Settings& s, bool explicit_inputs, Kernel kernel)
   }
   work_ = std::make_unique<Work>(s.n, basis_);
   if (s.rope()) rope_ = rope_tables(s.n, s.d, s.rope_base, s.rope_scramble);
-  const bool lanes = kernel == Kernel::lanes || (kernel == Kernel::automatic && lane_kernel_native());
-  if (lanes && use_lane_kernel(s, basis_)) lanes_ = std::make_unique<LaneKernel>(make_args(s_, basis_, keys_, rope_, layout_));
+  if (runs_in_lanes(s, basis_, kernel)) lanes_ = std::make_unique<LaneKernel>(make_args(s_, basis_, keys_, rope_, layout_));
 }
 
 Simulator::~Simulator() = default;

@@ -235,7 +235,9 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
   sums.first_sample = grid.first_sample(range.begin);
   sums.end_sample = grid.first_sample(range.end);
   sums.version = ms::kVersion;
-  sums.kernel = ms::kernel_name(f.s, !f.save_tensors.empty());
+  // --save-tensors keeps the per-sample kernel, whose helpers analyze shares: it repeats the sums bit for bit.
+  const auto kernel = f.save_tensors.empty() ? ms::Simulator::Kernel::automatic : ms::Simulator::Kernel::per_sample;
+  sums.kernel = ms::kernel_name(f.s, kernel);
   std::shared_ptr<const ms::Snapshot> snap;
   int ranks = 1;
   if (mpi.active()) {
@@ -252,7 +254,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
   } else {
     ms::RunOptions o;
     o.segments = range;
-    o.per_sample_kernel = !f.save_tensors.empty();  // analyze repeats its sums bit for bit
+    o.kernel = kernel;
     // Snapshots only feed the progress line (every 100 ms): the window's 40 per second would cost the
     // workers 5-8% at n 50 (the numbers do not depend on it).
     o.publish_interval = std::chrono::milliseconds(100);
@@ -270,7 +272,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
                  static_cast<long long>(snap->samples_done), snap->elapsed_s, snap->samples_per_s, ms::resolved_threads(f.s),
                  ranks > 1 ? (" on each of " + std::to_string(ranks) + " MPI ranks").c_str() : "");
   if (!f.save_tensors.empty()) {  // the raw per-sample tensors of this run, for `analyze` (round trip)
-    ms::Simulator sim(f.s, false, ms::Simulator::Kernel::per_sample);
+    ms::Simulator sim(f.s, false, kernel);
     std::vector<ms::SampleTrace> traces;
     if (f.s.random_weights())
       for (std::int64_t k = 0; k < f.s.samples; ++k) traces.push_back(sim.trace_sample(std::uint64_t(k)));
@@ -292,7 +294,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const ms::cli::MpiSession& mpi) {
   }
   nlohmann::json j = ms::snapshot_to_json(*snap);
   j["maskscope_version"] = ms::kVersion;
-  j["kernel"] = ms::kernel_name(f.s, !f.save_tensors.empty());
+  j["kernel"] = sums.kernel;
   j["threads_used"] = ms::resolved_threads(f.s);
   if (ranks > 1) j["mpi_ranks"] = ranks;
   const std::string text = j.dump(1) + "\n";
