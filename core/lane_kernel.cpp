@@ -303,6 +303,12 @@ using Buffers = LaneKernel::Buffers;
   }
 }
 
+// The upper triangle of a symmetric map from its lower one (bidirectional scores: Q = K).
+[[gnu::always_inline]] inline void mirror_upper(int n, vf* S) {
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) S[std::size_t(i) * n + j] = S[std::size_t(j) * n + i];
+}
+
 // out[i n + j] = scale <r_i, r_j> for lo[i] <= j <= i. Four rows by four columns at a time where all
 // sixteen pairs lie on or below the diagonal: each load then feeds four products, which keeps the
 // batch's rows (which outgrow the L1 cache from n ~ 20) from limiting the speed. Every entry sums
@@ -346,9 +352,7 @@ using Buffers = LaneKernel::Buffers;
   const int n = k.n, d = k.d;
   const vf scale = splat(k.scale);
   gram_lanes(q, n, d, k.lo, scale, S);
-  if (k.bidirectional)
-    for (int i = 0; i < n; ++i)
-      for (int j = i + 1; j < n; ++j) S[std::size_t(i) * n + j] = S[std::size_t(j) * n + i];
+  if (k.bidirectional) mirror_upper(n, S);
 }
 
 // Whether S can come from the Gram matrix G = X X^T of the layer's input, which the previous layer
@@ -402,9 +406,7 @@ bool counts_carry_over(const KernelArgs& k) {
       S[std::size_t(i) * n + j] = fi * g * f[j];
     }
   }
-  if (k.bidirectional)
-    for (int i = 0; i < n; ++i)
-      for (int j = i + 1; j < n; ++j) S[std::size_t(i) * n + j] = S[std::size_t(j) * n + i];
+  if (k.bidirectional) mirror_upper(n, S);
 }
 
 // A = softmax_rows(S) over each row's keys.
@@ -448,16 +450,9 @@ template <int V>
                                            int lo, int hi, vf gamma) {
   int e0 = e_start;
   for (; e0 + 8 <= d; e0 += 8) mix_chunk<8>(Ai, y, xi, out, d, lo, hi, gamma, e0);
-  switch (d - e0) {
-    case 7: mix_chunk<7>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-    case 6: mix_chunk<6>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-    case 5: mix_chunk<5>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-    case 4: mix_chunk<4>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-    case 3: mix_chunk<3>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-    case 2: mix_chunk<2>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-    case 1: mix_chunk<1>(Ai, y, xi, out, d, lo, hi, gamma, e0); break;
-    default: break;
-  }
+  simd::with_count_1_to_7(d - e0, [&]<int V>() __attribute__((always_inline)) {
+    mix_chunk<V>(Ai, y, xi, out, d, lo, hi, gamma, e0);
+  });
 }
 
 // Rows i0..i0+3 of X' on the vectors e0..e0+3, over the keys j0..j1 of the four rows (A is 0 outside
@@ -523,6 +518,22 @@ template <int V>
   tie_share = {t.lo / pairs, t.hi / pairs};
 }
 
+// The mean over rows r = 2 .. n-1 of each row's proportion (over its r (r - 1) / 2 pairs), lane by
+// lane: the adjacency score and norm adjacency (MODEL.md sections 4 and 7).
+struct RowMean {
+  Halves value{}, ties{};
+  [[gnu::always_inline]] void add(vi wins, vi row_ties, int r) {
+    Halves v, t;
+    proportion(wins, row_ties, 0.5 * double(r) * (r - 1), v, t);
+    value = {value.lo + v.lo, value.hi + v.hi};
+    ties = {ties.lo + t.lo, ties.hi + t.hi};
+  }
+  [[gnu::always_inline]] void finish(int n, Halves& mean, Halves& tie_mean) const {
+    mean = {value.lo / double(n - 2), value.hi / double(n - 2)};
+    tie_mean = {ties.lo / double(n - 2), ties.hi / double(n - 2)};
+  }
+};
+
 // Per-row pair counts (vi bits kept in vf storage).
 [[gnu::always_inline]] inline vf as_vf(vi v) {
   vf f;
@@ -567,7 +578,7 @@ template <int V>
   }
   if (n >= 3) {
     // Adjacency score of the cosine matrix (rows r >= 2, pairs a < b < r), averaged over rows.
-    Halves row_sum{}, tie_sum{};
+    RowMean rows;
     if (adjacency_rows) std::fill(adjacency_rows, adjacency_rows + 4, vf{});  // rows 0 and 1: no pairs
     for (int r = 2; r < n; ++r) {
       vi wins = {}, ties = {};
@@ -576,31 +587,22 @@ template <int V>
         adjacency_rows[2 * r] = as_vf(wins);
         adjacency_rows[2 * r + 1] = as_vf(ties);
       }
-      Halves v, t;
-      proportion(wins, ties, 0.5 * double(r) * (r - 1), v, t);
-      row_sum = {row_sum.lo + v.lo, row_sum.hi + v.hi};
-      tie_sum = {tie_sum.lo + t.lo, tie_sum.hi + t.hi};
+      rows.add(wins, ties, r);
     }
-    m.adjacency = {row_sum.lo / double(n - 2), row_sum.hi / double(n - 2)};
-    m.adjacency_ties = {tie_sum.lo / double(n - 2), tie_sum.hi / double(n - 2)};
+    rows.finish(n, m.adjacency, m.adjacency_ties);
     // Norm adjacency (MODEL.md section 7): rows are prefixes of the norm sequence.
     for (int i = 0; i < n; ++i) norms[i] = inv_norm[i] > 0.0f ? 1.0f / inv_norm[i] : vf{};
     vi wins = {}, ties = {};
-    Halves nrow{}, ntie{};
+    RowMean prefixes;
     for (int last = 1; last + 1 < n; ++last) {
       const vi one = vi{} + 1;
       for (int a = 0; a < last; ++a) {
         wins = norms[a] < norms[last] ? wins + one : wins;
         ties = norms[a] == norms[last] ? ties + one : ties;
       }
-      const int r = last + 1;
-      Halves v, t;
-      proportion(wins, ties, 0.5 * double(r) * (r - 1), v, t);
-      nrow = {nrow.lo + v.lo, nrow.hi + v.hi};
-      ntie = {ntie.lo + t.lo, ntie.hi + t.hi};
+      prefixes.add(wins, ties, last + 1);  // row last + 1 compares the pairs within [0, last]
     }
-    m.norm_adjacency = {nrow.lo / double(n - 2), nrow.hi / double(n - 2)};
-    m.norm_adjacency_ties = {ntie.lo / double(n - 2), ntie.hi / double(n - 2)};
+    prefixes.finish(n, m.norm_adjacency, m.norm_adjacency_ties);
   }
   return m;
 }
@@ -778,8 +780,13 @@ bool lane_kernel_native() {
 #endif
 }
 
-std::string kernel_name(const Settings& s, bool per_sample) {
-  if (!per_sample && !s.random_weights() && lane_kernel_native() && use_lane_kernel(s, input_basis(s))) return "lanes";
+bool runs_in_lanes(const Settings& s, const InputBasis& basis, Simulator::Kernel kernel) {
+  const bool wanted = kernel == Simulator::Kernel::lanes || (kernel == Simulator::Kernel::automatic && lane_kernel_native());
+  return wanted && use_lane_kernel(s, basis);
+}
+
+std::string kernel_name(const Settings& s, Simulator::Kernel kernel) {
+  if (runs_in_lanes(s, input_basis(s), kernel)) return "lanes";
 #if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("x86-64-v3")) return "per-sample x86-64-v3";  // the kernel's target_clones

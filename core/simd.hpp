@@ -69,6 +69,22 @@ typedef std::int32_t i8 __attribute__((vector_size(32)));
   out[3] = s3;
 }
 
+// f.template operator()<V>() for V = count in 1..7 (nothing otherwise): a remainder of whole vectors
+// handed to a loop whose length is a compile-time constant, so its accumulators stay in registers.
+template <class F>
+[[gnu::always_inline]] inline void with_count_1_to_7(int count, F&& f) {
+  switch (count) {
+    case 7: f.template operator()<7>(); break;
+    case 6: f.template operator()<6>(); break;
+    case 5: f.template operator()<5>(); break;
+    case 4: f.template operator()<4>(); break;
+    case 3: f.template operator()<3>(); break;
+    case 2: f.template operator()<2>(); break;
+    case 1: f.template operator()<1>(); break;
+    default: break;
+  }
+}
+
 // weighted_rows on the V whole vectors from entry k: V independent accumulators.
 template <int V>
 [[gnu::always_inline]] inline void weighted_rows_tail(const float* w, const float* rows, int d, int j0, int j1,
@@ -98,16 +114,10 @@ template <int V>
     }
     std::memcpy(out + k, acc, sizeof acc);
   }
-  switch ((d - k) / 8) {  // the remaining whole vectors, all in registers at once (no chain of one accumulator)
-    case 7: weighted_rows_tail<7>(w, rows, d, j0, j1, gamma, x, out, k); break;
-    case 6: weighted_rows_tail<6>(w, rows, d, j0, j1, gamma, x, out, k); break;
-    case 5: weighted_rows_tail<5>(w, rows, d, j0, j1, gamma, x, out, k); break;
-    case 4: weighted_rows_tail<4>(w, rows, d, j0, j1, gamma, x, out, k); break;
-    case 3: weighted_rows_tail<3>(w, rows, d, j0, j1, gamma, x, out, k); break;
-    case 2: weighted_rows_tail<2>(w, rows, d, j0, j1, gamma, x, out, k); break;
-    case 1: weighted_rows_tail<1>(w, rows, d, j0, j1, gamma, x, out, k); break;
-    default: break;
-  }
+  // The remaining whole vectors, all in registers at once (no chain of one accumulator).
+  with_count_1_to_7((d - k) / 8, [&]<int V>() __attribute__((always_inline)) {
+    weighted_rows_tail<V>(w, rows, d, j0, j1, gamma, x, out, k);
+  });
   k += (d - k) / 8 * 8;
   for (; k < d; ++k) {
     float acc = gamma * x[k];
