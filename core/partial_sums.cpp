@@ -122,21 +122,25 @@ static void check_size(const std::string& path, std::ifstream& in, const Header&
                    std::to_string(expected) + " for " + std::to_string(h.values) + " values");
 }
 
-PartialSums read_partial_sums_header(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+// Opens `path` into `in`, reads its header and checks the file's size against it.
+static Header open_checked(const std::string& path, std::ifstream& in, std::uint64_t& size) {
+  in.open(path, std::ios::binary);
   if (!in) fail(path, "cannot be opened");
   Header h = parse_header(path, in);
-  std::uint64_t size = 0;
   check_size(path, in, h, size);
-  return h.p;
+  return h;
+}
+
+PartialSums read_partial_sums_header(const std::string& path) {
+  std::ifstream in;
+  std::uint64_t size = 0;
+  return open_checked(path, in, size).p;
 }
 
 PartialSums read_partial_sums(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot be opened");
-  Header h = parse_header(path, in);
+  std::ifstream in;
   std::uint64_t size = 0;
-  check_size(path, in, h, size);
+  Header h = open_checked(path, in, size);
   std::string data(size, '\0');
   in.seekg(0);
   in.read(data.data(), std::streamsize(size));
