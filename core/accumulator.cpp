@@ -10,10 +10,10 @@ AccumLayout accum_layout(const Settings& s) {
   return s.random_weights() ? AccumLayout(s.n, s.layers, s.heads, true) : AccumLayout(s.n, s.layers);
 }
 
-void BlockSums::reset() {
+void BlockSums::reset(std::size_t size) {
   count = 0;
-  std::fill(sum.begin(), sum.end(), 0.0);
-  std::fill(sumsq.begin(), sumsq.end(), 0.0);
+  sum.assign(size, 0.0);
+  sumsq.assign(size, 0.0);
 }
 
 void RunMoments::merge(const BlockSums& block) {
@@ -32,12 +32,6 @@ void RunMoments::merge(const BlockSums& block) {
     m2[k] += m2_b + delta * delta * cross;
   }
   count += block.count;
-}
-
-double RunMoments::standard_error(std::size_t k) const {
-  if (count < 2) return 0.0;
-  const double c = static_cast<double>(count);
-  return std::sqrt(std::max(0.0, m2[k]) / (c * (c - 1.0)));
 }
 
 }  // namespace maskscope

@@ -4,6 +4,8 @@
 // result is independent of the thread count.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -66,7 +68,8 @@ struct BlockSums {
   std::vector<double> sum, sumsq;
 
   explicit BlockSums(std::size_t size = 0) : sum(size, 0.0), sumsq(size, 0.0) {}
-  void reset();
+  // Zeros of `size` values (allocated on first use: an empty BlockSums costs nothing).
+  void reset(std::size_t size);
 };
 
 // Means and sums of squared deviations of everything merged so far.
@@ -78,7 +81,11 @@ struct RunMoments {
   // Adds one block (Chan, Golub, LeVeque 1979 pairwise update).
   void merge(const BlockSums& block);
   // Standard error of the mean of entry k (0 with fewer than 2 samples).
-  double standard_error(std::size_t k) const;
+  double standard_error(std::size_t k) const {
+    if (count < 2) return 0.0;
+    const double c = static_cast<double>(count);
+    return std::sqrt(std::max(0.0, m2[k]) / (c * (c - 1.0)));
+  }
 };
 
 }  // namespace maskscope

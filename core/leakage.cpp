@@ -11,50 +11,105 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The fit over the unmasked cells whose query position lies in [from, to).
+// The sums of a fit over the unmasked cells whose query position lies in one range of rows.
 struct Fit {
-  double sst = 0, sse_base = 0, q = 0, b = 0;
+  double sst = 0, sse_base = 0, q = 0, sxy = 0, b = 0;
   bool ok = false;
+  void finish() {
+    if (q > 0) b = sxy / q;
+    ok = sst > 0;
+  }
 };
 
-Fit fit(int n, const KeyRanges& keys, const std::vector<double>& mean, const std::vector<double>& m2, double N,
-        int from, int to) {
-  Fit f;
-  const std::size_t offsets = std::size_t(2 * n);
-  std::vector<double> cells(offsets, 0.0), sum_m(offsets, 0.0), sum_i(offsets, 0.0);
+double delta_r2(const Fit& f, double N) { return f.ok && f.q > 0 ? N * f.b * f.b * f.q / f.sst : kNaN; }
+
+// Per offset o = i - j + n - 1: cells, sum of the map, sum of i; and the grand total.
+struct OffsetSums {
+  std::vector<double> cells, sum_m, sum_i;
   double total = 0, count = 0;
+  std::vector<double> mo, io;  // per offset: the mean of the map and of i (after prepare)
+  double grand = 0;
+  explicit OffsetSums(int n) : cells(std::size_t(2 * n), 0.0), sum_m(std::size_t(2 * n), 0.0), sum_i(std::size_t(2 * n), 0.0) {}
+  void add(int i, std::size_t o, double v) {
+    cells[o] += 1;
+    sum_m[o] += v;
+    sum_i[o] += i;
+    total += v;
+    count += 1;
+  }
+  void prepare() {
+    grand = total / count;
+    mo.resize(cells.size());
+    io.resize(cells.size());
+    for (std::size_t o = 0; o < cells.size(); ++o) {
+      mo[o] = sum_m[o] / cells[o];
+      io[o] = sum_i[o] / cells[o];
+    }
+  }
+  // One cell's terms of SST, SSE_base, Q and S_xy (weights `within`, N of leakage.hpp).
+  void add_terms(Fit& f, int i, std::size_t o, double v, double within, double N) const {
+    const double di = i - io[o];
+    f.sst += within + N * (v - grand) * (v - grand);
+    f.sse_base += within + N * (v - mo[o]) * (v - mo[o]);
+    f.q += di * di;
+    f.sxy += di * (v - mo[o]);
+  }
+};
+
+// Every fit of leakage.hpp in two passes over the cells: the whole map pooled over samples
+// (weights m2, N), the same map's means alone (no m2, N 1) and each query-position bin pooled.
+// Each sum runs over the cells in row-major order, as one fit per range would.
+Leakage fits(int n, const KeyRanges& keys, const double* mean, const double* m2, double N, double slope_se) {
+  Leakage out;
+  out.bins = leakage_bins(n);
+  const std::size_t B = out.bins.size();
+  std::vector<int> bin_of(std::size_t(n), 0);
+  for (std::size_t k = 0; k < B; ++k)
+    for (int i = out.bins[k].from; i < out.bins[k].to; ++i) bin_of[std::size_t(i)] = int(k);
+  OffsetSums all(n);
+  std::vector<OffsetSums> bins(B, OffsetSums(n));
   auto each = [&](auto&& visit) {
-    for (int i = std::max(0, from); i < std::min(n, to); ++i)
+    for (int i = 0; i < n; ++i) {
+      const double* row = mean + std::size_t(i) * n;
       for (int j = keys.lo[std::size_t(i)]; j <= keys.hi[std::size_t(i)]; ++j) {
-        const std::size_t e = std::size_t(i) * n + j;
-        if (!std::isfinite(mean[e])) continue;
-        visit(i, std::size_t(i - j + n - 1), e);
+        if (!std::isfinite(row[j])) continue;
+        visit(i, std::size_t(i - j + n - 1), std::size_t(i) * n + j);
       }
+    }
   };
   each([&](int i, std::size_t o, std::size_t e) {
-    cells[o] += 1;
-    sum_m[o] += mean[e];
-    sum_i[o] += i;
-    total += mean[e];
-    count += 1;
+    all.add(i, o, mean[e]);
+    bins[std::size_t(bin_of[std::size_t(i)])].add(i, o, mean[e]);
   });
-  if (count == 0) return f;
-  const double grand = total / count;
-  double sxy = 0;
-  each([&](int i, std::size_t o, std::size_t e) {
-    const double within = m2.empty() ? 0.0 : m2[e];
-    const double mo = sum_m[o] / cells[o], io = i - sum_i[o] / cells[o];
-    f.sst += within + N * (mean[e] - grand) * (mean[e] - grand);
-    f.sse_base += within + N * (mean[e] - mo) * (mean[e] - mo);
-    f.q += io * io;
-    sxy += io * (mean[e] - mo);
-  });
-  if (f.q > 0) f.b = sxy / f.q;
-  f.ok = f.sst > 0;
-  return f;
+  Fit pooled, map;
+  std::vector<Fit> bin_fit(B);
+  if (all.count > 0) {
+    all.prepare();
+    for (OffsetSums& b : bins)
+      if (b.count > 0) b.prepare();
+    each([&](int i, std::size_t o, std::size_t e) {
+      const double within = m2 ? m2[e] : 0.0;
+      const std::size_t k = std::size_t(bin_of[std::size_t(i)]);
+      all.add_terms(pooled, i, o, mean[e], within, N);
+      all.add_terms(map, i, o, mean[e], 0.0, 1.0);
+      bins[k].add_terms(bin_fit[k], i, o, mean[e], within, N);
+    });
+    pooled.finish();
+    map.finish();
+    for (std::size_t k = 0; k < B; ++k)
+      if (bins[k].count > 0) bin_fit[k].finish();
+  }
+  out.slope = pooled.b;
+  out.slope_se = slope_se;
+  out.r2_base = pooled.ok ? 1.0 - pooled.sse_base / pooled.sst : kNaN;
+  out.delta_r2 = delta_r2(pooled, N);
+  out.delta_r2_se = pooled.ok ? N * pooled.q / pooled.sst *
+                                    std::sqrt(4 * pooled.b * pooled.b * slope_se * slope_se + 2 * std::pow(slope_se, 4))
+                              : kNaN;
+  out.delta_r2_mean_map = delta_r2(map, 1.0);
+  for (std::size_t k = 0; k < B; ++k) out.bins[k].delta_r2 = delta_r2(bin_fit[k], N);
+  return out;
 }
-
-double delta_r2(const Fit& f, double N) { return f.ok && f.q > 0 ? N * f.b * f.b * f.q / f.sst : kNaN; }
 
 }  // namespace
 
@@ -68,38 +123,17 @@ std::vector<LeakageBin> leakage_bins(int n) {
 
 Leakage leakage_of(int n, const KeyRanges& keys, const std::vector<double>& mean, const std::vector<double>& m2,
                    std::int64_t count, double slope_se) {
-  Leakage out;
-  const double N = m2.empty() ? 1.0 : double(count);
-  const Fit all = fit(n, keys, mean, m2, N, 0, n);
-  out.slope = all.b;
-  out.slope_se = slope_se;
-  out.r2_base = all.ok ? 1.0 - all.sse_base / all.sst : kNaN;
-  out.delta_r2 = delta_r2(all, N);
-  out.delta_r2_se = all.ok ? N * all.q / all.sst * std::sqrt(4 * all.b * all.b * slope_se * slope_se + 2 * std::pow(slope_se, 4))
-                           : kNaN;
-  const Fit map = fit(n, keys, mean, {}, 1.0, 0, n);
-  out.delta_r2_mean_map = delta_r2(map, 1.0);
-  out.bins = leakage_bins(n);
-  for (LeakageBin& bin : out.bins) bin.delta_r2 = delta_r2(fit(n, keys, mean, m2, N, bin.from, bin.to), N);
-  return out;
+  return fits(n, keys, mean.data(), m2.empty() ? nullptr : m2.data(), m2.empty() ? 1.0 : double(count), slope_se);
 }
 
 Leakage leakage_of(int n, const KeyRanges& keys, const RunMoments& m, std::size_t map, std::size_t slope) {
-  const std::size_t nn = std::size_t(n) * n;
-  std::vector<double> mean(nn, kNaN), m2(nn, 0.0);
-  for (int i = 0; i < n; ++i)
-    for (int j = keys.lo[std::size_t(i)]; j <= keys.hi[std::size_t(i)]; ++j) {
-      const std::size_t e = std::size_t(i) * n + j;
-      mean[e] = m.mean[map + e];
-      m2[e] = m.m2[map + e];
-    }
   if (m.count == 0) {
     Leakage none;
     none.delta_r2 = none.delta_r2_se = none.delta_r2_mean_map = none.r2_base = none.slope = none.slope_se = kNaN;
     none.bins = leakage_bins(n);
     return none;
   }
-  return leakage_of(n, keys, mean, m2, m.count, m.standard_error(slope));
+  return fits(n, keys, m.mean.data() + map, m.m2.data() + map, double(m.count), m.standard_error(slope));
 }
 
 std::vector<double> offset_means(int n, const KeyRanges& keys, const std::vector<double>& map) {

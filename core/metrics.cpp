@@ -29,20 +29,42 @@ std::vector<double> diagonal_normalized(const std::vector<double>& map, int n) {
   return out;
 }
 
-double quantile(const std::vector<double>& values, double q) {
+namespace {
+// The q-quantile of `finite` (not empty), by selection in [from, end): every element before `from`
+// is at most every element from it on (so `from` must not exceed the lower order statistic).
+double select_quantile(std::vector<double>& finite, std::size_t from, double q) {
+  // The lower order statistic by nth_element, the next one is the smallest of what lies above it.
+  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(finite.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+  std::nth_element(finite.begin() + std::ptrdiff_t(from), finite.begin() + std::ptrdiff_t(lo), finite.end());
+  const double a = finite[lo];
+  const double b = lo + 1 < finite.size() ? *std::min_element(finite.begin() + std::ptrdiff_t(lo) + 1, finite.end()) : a;
+  return a + (pos - static_cast<double>(lo)) * (b - a);
+}
+
+std::vector<double> finite_values(const std::vector<double>& values) {
   std::vector<double> finite;
   finite.reserve(values.size());
   for (double v : values)
     if (std::isfinite(v)) finite.push_back(v);
+  return finite;
+}
+}  // namespace
+
+double quantile(const std::vector<double>& values, double q) {
+  std::vector<double> finite = finite_values(values);
   if (finite.empty()) return std::numeric_limits<double>::quiet_NaN();
-  // Selection, not a sort: the lower order statistic by nth_element, the next one is the
-  // smallest of what lies above it.
-  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(finite.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-  std::nth_element(finite.begin(), finite.begin() + std::ptrdiff_t(lo), finite.end());
-  const double a = finite[lo];
-  const double b = lo + 1 < finite.size() ? *std::min_element(finite.begin() + std::ptrdiff_t(lo) + 1, finite.end()) : a;
-  return a + (pos - static_cast<double>(lo)) * (b - a);
+  return select_quantile(finite, 0, q);
+}
+
+std::array<double, 2> quantiles(const std::vector<double>& values, double q_lo, double q_hi) {
+  std::vector<double> finite = finite_values(values);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (finite.empty()) return {nan, nan};
+  const double lo = select_quantile(finite, 0, q_lo);
+  // Selection of q_lo left its order statistic at its place and the smaller ones before it.
+  const std::size_t from = static_cast<std::size_t>(std::floor(std::clamp(q_lo, 0.0, 1.0) * static_cast<double>(finite.size() - 1)));
+  return {lo, select_quantile(finite, from, q_hi)};
 }
 
 }  // namespace maskscope

@@ -2,6 +2,7 @@
 // its display quantiles.
 #pragma once
 
+#include <array>
 #include <vector>
 
 namespace maskscope {
@@ -12,5 +13,7 @@ std::vector<double> diagonal_normalized(const std::vector<double>& map, int n);
 
 // q-quantile (0..1, linear interpolation) of the finite entries; NaN when there are none.
 double quantile(const std::vector<double>& values, double q);
+// The q_lo- and q_hi-quantiles (q_lo <= q_hi) with one copy and one selection: quantile() of each.
+std::array<double, 2> quantiles(const std::vector<double>& values, double q_lo, double q_hi);
 
 }  // namespace maskscope

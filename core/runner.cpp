@@ -37,9 +37,10 @@ Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::mo
   end_sample_ = grid_.first_sample(segments_.end);
   next_block_ = merged_blocks_ = begin_block_;
   accum_size_ = accum_layout(s).total();
-  segment_ = BlockSums(accum_size_);
+  // No buffer of accum_size_ is filled here: at n 512 each is 25 MB, and a new run (a slider move in
+  // the window) should cost the caller nothing. The open segment takes over the first block merged,
+  // the publisher sizes its copy, and exact_ is calloc'd (its pages arrive with the first fold).
   exact_ = ExactSums(accum_size_);
-  publish_copy_ = RunMoments(accum_size_);
   keys_ = key_ranges(s);
   const int threads = resolved_threads(s);
   lookahead_ = merge_lookahead(s, threads);  // bounds the blocks waiting for their turn to merge (resources.hpp)
@@ -48,7 +49,10 @@ Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::mo
     paused_.store(true);
     paused_since_ = start_;
   }
-  snapshot_ = build_snapshot(publish_copy_);
+  // The picture before any sample: the settings and no layers (what a window shows while it waits).
+  auto empty = std::make_shared<Snapshot>();
+  empty->settings = settings_;
+  snapshot_ = std::move(empty);
   workers_running_ = threads;
   for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { worker_main(); });
   publisher_ = std::thread([this] { publisher_main(); });
@@ -99,7 +103,7 @@ void Run::worker_main() {
   if (options_.low_priority) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
 #endif
   Simulator sim(settings_, false, options_.kernel);
-  auto buffer = std::make_unique<BlockSums>(accum_size_);
+  auto buffer = std::make_unique<BlockSums>();  // sized by simulate_block
   for (;;) {
     std::int64_t block;
     {
@@ -116,10 +120,14 @@ void Run::worker_main() {
     std::lock_guard lock(mutex_);
     pending_[block] = std::move(buffer);
     for (auto it = pending_.find(merged_blocks_); it != pending_.end(); it = pending_.find(merged_blocks_)) {
-      const BlockSums& b = *it->second;
-      for (std::size_t k = 0; k < accum_size_; ++k) segment_.sum[k] += b.sum[k];
-      for (std::size_t k = 0; k < accum_size_; ++k) segment_.sumsq[k] += b.sumsq[k];
-      segment_.count += b.count;
+      BlockSums& b = *it->second;
+      if (segment_.count == 0) {
+        std::swap(segment_, b);  // a segment's first block is its sum (0 + x = x, and block sums are never -0)
+      } else {
+        for (std::size_t k = 0; k < accum_size_; ++k) segment_.sum[k] += b.sum[k];
+        for (std::size_t k = 0; k < accum_size_; ++k) segment_.sumsq[k] += b.sumsq[k];
+        segment_.count += b.count;
+      }
       free_buffers_.push_back(std::move(it->second));
       pending_.erase(it);
       ++merged_blocks_;
@@ -130,7 +138,7 @@ void Run::worker_main() {
       buffer = std::move(free_buffers_.back());
       free_buffers_.pop_back();
     } else {
-      buffer = std::make_unique<BlockSums>(accum_size_);
+      buffer = std::make_unique<BlockSums>();
     }
     cv_.notify_all();
   }
@@ -144,7 +152,27 @@ void Run::fold_segment() {
   exact_.add(segment_);
   ++folds_;
   exclusive.unlock();
-  segment_.reset();
+  segment_.count = 0;  // its stale sums stay until the next block is swapped in; nobody reads them at count 0
+}
+
+void Run::release_buffers() {
+  // An abandoned run's sums go here, on its own thread, so that destroying it later (on a window's
+  // UI thread) frees nothing large. The workers have stopped; readers get the settings-only picture.
+  {
+    std::lock_guard lock(mutex_);
+    segment_ = BlockSums();
+    pending_.clear();
+    free_buffers_.clear();
+  }
+  {
+    std::unique_lock exclusive(exact_mutex_);
+    exact_ = ExactSums();
+  }
+  publish_copy_ = RunMoments();
+  auto empty = std::make_shared<Snapshot>();
+  empty->settings = settings_;
+  std::lock_guard lock(snapshot_mutex_);
+  snapshot_ = std::move(empty);
 }
 
 std::shared_ptr<Snapshot> Run::build_snapshot(const RunMoments& moments) const {
@@ -172,9 +200,14 @@ void Run::publisher_main() {
         last = workers_running_ == 0;
         if (abandoned_.load()) break;
         // The workers wait only for this copy of the open segment, not for the snapshot.
-        std::copy(segment_.sum.begin(), segment_.sum.end(), copy.mean.begin());
-        std::copy(segment_.sumsq.begin(), segment_.sumsq.end(), copy.m2.begin());
         pending = segment_.count;
+        if (pending > 0) {
+          copy.mean.assign(segment_.sum.begin(), segment_.sum.end());
+          copy.m2.assign(segment_.sumsq.begin(), segment_.sumsq.end());
+        } else {
+          copy.mean.assign(accum_size_, 0.0);
+          copy.m2.assign(accum_size_, 0.0);
+        }
         folds = folds_;
         now = std::chrono::steady_clock::now();
         auto active = now - start_ - paused_total_;
@@ -189,6 +222,7 @@ void Run::publisher_main() {
     }
     if (abandoned_.load()) {
       if (!last) continue;  // wait for the workers, then end without a final snapshot
+      release_buffers();
       break;
     }
     std::shared_ptr<Snapshot> snap = build_snapshot(copy);

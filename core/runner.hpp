@@ -73,6 +73,8 @@ class Run {
   std::shared_ptr<Snapshot> build_snapshot(const RunMoments& moments) const;
   // Adds the finished segment into exact_ (under mutex_).
   void fold_segment();
+  // Frees every buffer of an abandoned run once its workers have stopped (publisher thread).
+  void release_buffers();
 
   Settings settings_;
   RunOptions options_;

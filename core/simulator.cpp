@@ -277,7 +277,7 @@ const Network* Simulator::network() const { return random_weights_ ? random_weig
 
 bool Simulator::simulate_block(std::uint64_t first_sample, std::int64_t count, BlockSums& sums,
                                const std::atomic<bool>* cancel) {
-  sums.reset();
+  sums.reset(layout_.total());
   if (random_weights_) return random_weights_->run(first_sample, count, &sums, nullptr, cancel);
   const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_);
   if (lanes_) return lanes_->run(k, *work_, first_sample, count, &sums, nullptr, cancel);

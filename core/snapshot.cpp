@@ -44,16 +44,27 @@ void hidden_stats(const RunMoments& m, const AccumLayout& L, int l, const KeyRan
   out.cosine_se.assign(nn, nan);
   out.norm_mean.assign(n, nan);
   out.norm_se.assign(n, nan);
-  if (m.count > 0)
+  if (m.count > 0) {
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j <= i; ++j) {
-        const std::size_t e = std::size_t(i) * n + j, t = std::size_t(j) * n + i;
-        out.cosine_mean[e] = out.cosine_mean[t] = m.mean[L.cosine(l) + e];
-        out.cosine_se[e] = out.cosine_se[t] = m.standard_error(L.cosine(l) + e);
+        const std::size_t e = std::size_t(i) * n + j;
+        out.cosine_mean[e] = m.mean[L.cosine(l) + e];
+        out.cosine_se[e] = m.standard_error(L.cosine(l) + e);
       }
       out.norm_mean[i] = m.mean[L.norm(l) + i];
       out.norm_se[i] = m.standard_error(L.norm(l) + i);
     }
+    // The upper triangle mirrors the lower, in tiles (a column at a time strides n doubles).
+    constexpr int kTile = 32;
+    for (int i0 = 0; i0 < n; i0 += kTile)
+      for (int j0 = 0; j0 <= i0; j0 += kTile)
+        for (int i = i0; i < std::min(n, i0 + kTile); ++i)
+          for (int j = j0; j < std::min(i, j0 + kTile); ++j) {
+            const std::size_t e = std::size_t(i) * n + j, t = std::size_t(j) * n + i;
+            out.cosine_mean[t] = out.cosine_mean[e];
+            out.cosine_se[t] = out.cosine_se[e];
+          }
+  }
   const bool has_adj = keys.adjacency_rows > 0;
   const Metric adj = metric(m, has_adj, L.adjacency(l), L.adjacency_ties(l));
   out.adjacency = adj.mean;
@@ -108,8 +119,9 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& 
       }
     }
     out.score_diag_normalized = diagonal_normalized(out.score_mean, n);
-    out.score_diag_q01 = quantile(out.score_diag_normalized, 0.01);
-    out.score_diag_q99 = quantile(out.score_diag_normalized, 0.99);
+    const auto q = quantiles(out.score_diag_normalized, 0.01, 0.99);
+    out.score_diag_q01 = q[0];
+    out.score_diag_q99 = q[1];
   }
   if (L.embeddings) {
     snap.embeddings.resize(1);
@@ -141,8 +153,9 @@ LayerStats head_view(const LayerStats& l, int head, int n) {
   v.recency_ties = h.recency_ties;
   v.leakage = h.leakage;
   v.score_diag_normalized = diagonal_normalized(v.score_mean, n);
-  v.score_diag_q01 = quantile(v.score_diag_normalized, 0.01);
-  v.score_diag_q99 = quantile(v.score_diag_normalized, 0.99);
+  const auto q = quantiles(v.score_diag_normalized, 0.01, 0.99);
+  v.score_diag_q01 = q[0];
+  v.score_diag_q99 = q[1];
   return v;
 }
 
