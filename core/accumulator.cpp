@@ -7,7 +7,8 @@
 namespace maskscope {
 
 AccumLayout accum_layout(const Settings& s) {
-  return s.random_weights() ? AccumLayout(s.n, s.layers, s.heads, true) : AccumLayout(s.n, s.layers);
+  return s.random_weights() ? AccumLayout(s.n, s.layers, s.heads, true, s.mask, s.window)
+                            : AccumLayout(s.n, s.layers, 1, false, s.mask, s.window);
 }
 
 void BlockSums::reset(std::size_t size) {

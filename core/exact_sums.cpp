@@ -108,8 +108,8 @@ long double exact_value(const std::uint64_t* w) {
 }
 
 ExactSums::ExactSums(std::size_t size) : invalid_(size, 0) {
-  words_.reset(static_cast<std::uint64_t*>(std::calloc(std::max<std::size_t>(1, kWordsPerValue * size), sizeof(std::uint64_t))));
-  if (!words_) throw std::bad_alloc();
+  const std::size_t bytes = sizeof(std::uint64_t) * std::max<std::size_t>(1, kWordsPerValue * size);
+  words_ = std::unique_ptr<std::uint64_t[], Free>(static_cast<std::uint64_t*>(big_zeroed_alloc(bytes)), Free(bytes));
 }
 
 ExactSums::ExactSums(const ExactSums& other) : ExactSums(other.size()) { *this = other; }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "accumulator.hpp"
+#include "big_buffer.hpp"
 
 namespace maskscope {
 
@@ -54,10 +55,14 @@ class ExactSums {
 
  private:
   struct Free {
-    void operator()(std::uint64_t* p) const { std::free(p); }
+    std::size_t bytes;
+    Free() noexcept : bytes(0) {}
+    explicit Free(std::size_t b) noexcept : bytes(b) {}
+    void operator()(std::uint64_t* p) const { big_free(p, bytes); }
   };
   std::int64_t count_ = 0;
-  // calloc'd: a large zero buffer costs no time until a segment is added (the kernel maps zero pages).
+  // big_zeroed_alloc'd: a large zero buffer costs no time until a segment is added (the kernel maps
+  // zero pages, huge ones where it can).
   std::unique_ptr<std::uint64_t[], Free> words_;
   std::vector<std::uint8_t> invalid_;
 };

@@ -245,17 +245,18 @@ template <class Row>
   sq[at] += v * v;
 }
 
-// The unmasked entries j in [lo[i], hi[i]] of an n x n map.
+// The unmasked entries j in [lo[i], hi[i]] of an n x n map, into the packed map at `at`
+// (AccumLayout: row after row, open keys only).
 [[gnu::always_inline]] inline void add_masked_map(double* sum, double* sq, std::size_t at, int n, const int* lo,
                                                   const int* hi, const float* M) {
   for (int i = 0; i < n; ++i)
-    for (int j = lo[i]; j <= hi[i]; ++j) add_value(sum, sq, at + std::size_t(i) * n + j, M[std::size_t(i) * n + j]);
+    for (int j = lo[i]; j <= hi[i]; ++j) add_value(sum, sq, at++, M[std::size_t(i) * n + j]);
 }
 
-// The lower triangle j <= i of an n x n map (the cosines).
+// The lower triangle j <= i of an n x n map (the cosines), into the packed triangle at `at`.
 [[gnu::always_inline]] inline void add_lower(double* sum, double* sq, std::size_t at, int n, const float* C) {
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j <= i; ++j) add_value(sum, sq, at + std::size_t(i) * n + j, C[std::size_t(i) * n + j]);
+    for (int j = 0; j <= i; ++j) add_value(sum, sq, at++, C[std::size_t(i) * n + j]);
 }
 
 // The norms ||x_i|| from 1 / ||x_i|| (0 for a zero vector).

@@ -617,9 +617,9 @@ struct RowMean {
   for (int i = 0; i < n; ++i) {
     const std::size_t c = std::size_t(i) * n + k.lo[i];
     const int keys = k.hi[i] - k.lo[i] + 1;
-    add_run(sum, sq, L.score(l) + c, b.s.data() + c, keys, valid);
-    add_run(sum, sq, L.weight(l) + c, b.a.data() + c, keys, valid);
-    add_run(sum, sq, L.cosine(l) + std::size_t(i) * n, b.c.data() + std::size_t(i) * n, i + 1, valid);
+    add_run(sum, sq, L.score(l) + L.map_row(i), b.s.data() + c, keys, valid);
+    add_run(sum, sq, L.weight(l) + L.map_row(i), b.a.data() + c, keys, valid);
+    add_run(sum, sq, L.cosine(l) + L.cosine_row(i), b.c.data() + std::size_t(i) * n, i + 1, valid);
   }
   for (int i = 0; i < n; ++i) {
     const Halves h = widen(b.inv_norm[std::size_t(i)]);

@@ -59,7 +59,9 @@ struct OffsetSums {
 // Every fit of leakage.hpp in two passes over the cells: the whole map pooled over samples
 // (weights m2, N), the same map's means alone (no m2, N 1) and each query-position bin pooled.
 // Each sum runs over the cells in row-major order, as one fit per range would.
-Leakage fits(int n, const KeyRanges& keys, const double* mean, const double* m2, double N, double slope_se) {
+// `cell(i, j)` is where cell (i, j) lives in mean and m2.
+template <class Cell>
+Leakage fits(int n, const KeyRanges& keys, const double* mean, const double* m2, Cell cell, double N, double slope_se) {
   Leakage out;
   out.bins = leakage_bins(n);
   const std::size_t B = out.bins.size();
@@ -69,13 +71,12 @@ Leakage fits(int n, const KeyRanges& keys, const double* mean, const double* m2,
   OffsetSums all(n);
   std::vector<OffsetSums> bins(B, OffsetSums(n));
   auto each = [&](auto&& visit) {
-    for (int i = 0; i < n; ++i) {
-      const double* row = mean + std::size_t(i) * n;
+    for (int i = 0; i < n; ++i)
       for (int j = keys.lo[std::size_t(i)]; j <= keys.hi[std::size_t(i)]; ++j) {
-        if (!std::isfinite(row[j])) continue;
-        visit(i, std::size_t(i - j + n - 1), std::size_t(i) * n + j);
+        const std::size_t e = cell(i, j);
+        if (!std::isfinite(mean[e])) continue;
+        visit(i, std::size_t(i - j + n - 1), e);
       }
-    }
   };
   each([&](int i, std::size_t o, std::size_t e) {
     all.add(i, o, mean[e]);
@@ -123,17 +124,20 @@ std::vector<LeakageBin> leakage_bins(int n) {
 
 Leakage leakage_of(int n, const KeyRanges& keys, const std::vector<double>& mean, const std::vector<double>& m2,
                    std::int64_t count, double slope_se) {
-  return fits(n, keys, mean.data(), m2.empty() ? nullptr : m2.data(), m2.empty() ? 1.0 : double(count), slope_se);
+  const auto square = [n](int i, int j) { return std::size_t(i) * n + std::size_t(j); };
+  return fits(n, keys, mean.data(), m2.empty() ? nullptr : m2.data(), square, m2.empty() ? 1.0 : double(count), slope_se);
 }
 
-Leakage leakage_of(int n, const KeyRanges& keys, const RunMoments& m, std::size_t map, std::size_t slope) {
+Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments& m, std::size_t map, std::size_t slope) {
+  const int n = L.n;
   if (m.count == 0) {
     Leakage none;
     none.delta_r2 = none.delta_r2_se = none.delta_r2_mean_map = none.r2_base = none.slope = none.slope_se = kNaN;
     none.bins = leakage_bins(n);
     return none;
   }
-  return fits(n, keys, m.mean.data() + map, m.m2.data() + map, double(m.count), m.standard_error(slope));
+  const auto packed = [&L](int i, int j) { return L.map_cell(i, j); };
+  return fits(n, keys, m.mean.data() + map, m.m2.data() + map, packed, double(m.count), m.standard_error(slope));
 }
 
 std::vector<double> offset_means(int n, const KeyRanges& keys, const std::vector<double>& map) {

@@ -141,7 +141,7 @@ TEST_CASE("the lane kernel gives the same bits on every instruction-set level th
       BlockSums b(sim.layout().total());
       REQUIRE(sim.simulate_block(3, 45, b));
       CHECK(b.count == 45);
-      sums.push_back(b.sum);
+      sums.emplace_back(b.sum.begin(), b.sum.end());
       sums.back().insert(sums.back().end(), b.sumsq.begin(), b.sumsq.end());
     }
     for (std::size_t i = 1; i < sums.size(); ++i) {
@@ -167,8 +167,8 @@ TEST_CASE("lane block sums are the per-sample kernel's statistics: means agree w
   const AccumLayout L = lanes.layout();
   int checked = 0;
   for (int l = 0; l < s.layers; ++l)
-    for (std::size_t k : {L.recency(l), L.adjacency(l), L.norm_adjacency(l), L.score(l) + 9 * 10 + 3,
-                          L.weight(l) + 9 * 10 + 9, L.cosine(l) + 9 * 10, L.norm(l) + 9, L.score_slope(l)}) {
+    for (std::size_t k : {L.recency(l), L.adjacency(l), L.norm_adjacency(l), L.score(l) + L.map_cell(9, 3),
+                          L.weight(l) + L.map_cell(9, 9), L.cosine(l) + L.cosine_cell(9, 0), L.norm(l) + 9, L.score_slope(l)}) {
       const double se = std::hypot(ma.standard_error(k), mb.standard_error(k));
       REQUIRE(se > 0);
       CAPTURE(l);

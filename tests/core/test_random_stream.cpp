@@ -158,7 +158,8 @@ TEST_CASE("the reduced input basis has the law of explicit d-dimensional inputs 
     int checked = 0;
     for (int l = 0; l < s.layers; ++l) {
       std::vector<std::size_t> entries = {L.recency(l), L.adjacency(l), L.norm_adjacency(l), L.norm(l) + s.n - 1,
-                                          L.score(l) + std::size_t(s.n - 1) * s.n, L.cosine(l) + std::size_t(s.n - 1) * s.n};
+                                          L.score(l) + L.map_cell(s.n - 1, L.map_lo(s.n - 1)),
+                                          L.cosine(l) + L.cosine_cell(s.n - 1, 0)};
       for (std::size_t k : entries) {
         const double se = std::hypot(r.standard_error(k), x.standard_error(k));
         if (!(se > 0)) continue;

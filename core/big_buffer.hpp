@@ -1,0 +1,34 @@
+// Memory for the run's large arrays (block sums, moments, exact sums): straight from the kernel,
+// zeroed lazily, and advised to use transparent huge pages where the system allows (Linux
+// "madvise" mode). At n 512 these arrays take tens of megabytes each; with 4 KiB pages a fresh one
+// costs thousands of page faults (tens of milliseconds in a virtual machine) before its first
+// sample or snapshot, with 2 MiB pages a few dozen. Small arrays use malloc as usual.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+namespace maskscope {
+
+// Zeroed memory of `bytes` bytes (nullptr for 0); throws std::bad_alloc.
+void* big_zeroed_alloc(std::size_t bytes);
+void big_free(void* p, std::size_t bytes) noexcept;
+
+// An allocator over big_zeroed_alloc, for std::vector<T, BigAllocator<T>>.
+template <class T>
+struct BigAllocator {
+  using value_type = T;
+  BigAllocator() noexcept = default;
+  template <class U>
+  BigAllocator(const BigAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (n > std::size_t(-1) / sizeof(T)) throw std::bad_alloc();
+    return static_cast<T*>(big_zeroed_alloc(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept { big_free(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const BigAllocator<U>&) const noexcept { return true; }
+};
+
+}  // namespace maskscope
