@@ -8,6 +8,12 @@
 namespace maskscope {
 
 std::vector<double> diagonal_normalized(const std::vector<double>& map, int n) {
+  std::vector<double> out;
+  diagonal_normalized(map, n, out);
+  return out;
+}
+
+void diagonal_normalized(const std::vector<double>& map, int n, std::vector<double>& out) {
   const int offsets = 2 * n - 1;  // i - j in [-(n-1), n-1]
   std::vector<double> sum(offsets, 0.0);
   std::vector<int> count(offsets, 0);
@@ -18,7 +24,7 @@ std::vector<double> diagonal_normalized(const std::vector<double>& map, int n) {
       sum[i - j + n - 1] += v;
       count[i - j + n - 1] += 1;
     }
-  std::vector<double> out(map.size(), std::numeric_limits<double>::quiet_NaN());
+  out.assign(map.size(), std::numeric_limits<double>::quiet_NaN());
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
       const double v = map[i * n + j];
@@ -26,7 +32,6 @@ std::vector<double> diagonal_normalized(const std::vector<double>& map, int n) {
       const int o = i - j + n - 1;
       out[i * n + j] = v - sum[o] / count[o];
     }
-  return out;
 }
 
 namespace {

@@ -10,6 +10,8 @@ namespace maskscope {
 // Row-major n x n map with NaN at masked entries. Subtracts from every unmasked entry the mean
 // of the unmasked entries on its diagonal (same offset i - j); a purely relative map becomes 0.
 std::vector<double> diagonal_normalized(const std::vector<double>& map, int n);
+// The same into `out` (its memory reused).
+void diagonal_normalized(const std::vector<double>& map, int n, std::vector<double>& out);
 
 // q-quantile (0..1, linear interpolation) of the finite entries; NaN when there are none.
 double quantile(const std::vector<double>& values, double q);

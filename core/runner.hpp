@@ -70,7 +70,6 @@ class Run {
  private:
   void worker_main();
   void publisher_main();
-  std::shared_ptr<Snapshot> build_snapshot(const RunMoments& moments) const;
   // Adds the finished segment into exact_ (under mutex_).
   void fold_segment();
   // Frees every buffer of an abandoned run once its workers have stopped (publisher thread).

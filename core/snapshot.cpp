@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <thread>
+#include <utility>
 
 #include "metrics.hpp"
 
@@ -11,19 +14,82 @@ namespace maskscope {
 
 namespace {
 
+// Map memory of released snapshots (share_snapshot), handed to the next make_snapshot.
+class MapPool {
+ public:
+  static constexpr std::size_t kMinBytes = std::size_t(64) << 10;   // smaller maps: malloc is cheap
+  static constexpr std::size_t kMaxBytes = std::size_t(64) << 20;   // held at most (one n 512 snapshot)
+
+  // An empty vector with capacity for `size` doubles if the pool has one, else an empty vector.
+  std::vector<double> take(std::size_t size) {
+    std::vector<double> v;
+    if (size * sizeof(double) < kMinBytes) return v;
+    std::lock_guard lock(mutex_);
+    for (std::size_t k = spare_.size(); k-- > 0;)
+      if (spare_[k].capacity() >= size) {
+        v = std::move(spare_[k]);
+        spare_[k] = std::move(spare_.back());
+        spare_.pop_back();
+        bytes_ -= v.capacity() * sizeof(double);
+        break;
+      }
+    v.clear();
+    return v;
+  }
+  // Keeps v's memory if there is room; otherwise v is freed here.
+  void give(std::vector<double>&& v) {
+    const std::size_t b = v.capacity() * sizeof(double);
+    if (b < kMinBytes) return;
+    std::lock_guard lock(mutex_);
+    if (bytes_ + b > kMaxBytes) return;
+    bytes_ += b;
+    spare_.push_back(std::move(v));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::vector<double>> spare_;
+  std::size_t bytes_ = 0;
+};
+
+// Never destroyed: a snapshot may be released while the program exits.
+MapPool& map_pool() {
+  static MapPool* pool = new MapPool;
+  return *pool;
+}
+
+void give_maps(LayerStats& l) {
+  MapPool& p = map_pool();
+  for (auto* v : {&l.score_mean, &l.score_se, &l.weight_mean, &l.weight_se, &l.cosine_mean, &l.cosine_se,
+                  &l.score_diag_normalized})
+    p.give(std::move(*v));
+  for (HeadStats& h : l.heads)
+    for (auto* v : {&h.score_mean, &h.score_se, &h.weight_mean, &h.weight_se}) p.give(std::move(*v));
+}
+
+// `v` = `size` copies of `value`, in pooled memory where there is some.
+void fill_map(std::vector<double>& v, std::size_t size, double value) {
+  if (v.capacity() < size) v = map_pool().take(size);
+  v.assign(size, value);
+}
+
 // Mean and standard error of an n x n map's unmasked entries (NaN elsewhere).
-void masked_map(const RunMoments& m, std::size_t at, int n, const KeyRanges& keys, std::vector<double>& mean,
-                std::vector<double>& se) {
+// (The packed map at `at` of layout L, unpacked.)
+void masked_map(const RunMoments& m, const AccumLayout& L, std::size_t at, const KeyRanges& keys,
+                std::vector<double>& mean, std::vector<double>& se) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  mean.assign(std::size_t(n) * n, nan);
-  se.assign(std::size_t(n) * n, nan);
+  const int n = L.n;
+  fill_map(mean, std::size_t(n) * n, nan);
+  fill_map(se, std::size_t(n) * n, nan);
   if (m.count == 0) return;
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < n; ++i) {
+    const std::size_t row = at + L.map_row(i);
     for (int j = keys.lo[i]; j <= keys.hi[i]; ++j) {
-      const std::size_t e = std::size_t(i) * n + j;
-      mean[e] = m.mean[at + e];
-      se[e] = m.standard_error(at + e);
+      const std::size_t e = std::size_t(i) * n + j, k = row + std::size_t(j - keys.lo[i]);
+      mean[e] = m.mean[k];
+      se[e] = m.standard_error(k);
     }
+  }
 }
 
 struct Metric {
@@ -40,16 +106,17 @@ void hidden_stats(const RunMoments& m, const AccumLayout& L, int l, const KeyRan
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const int n = L.n;
   const std::size_t nn = std::size_t(n) * n;
-  out.cosine_mean.assign(nn, nan);
-  out.cosine_se.assign(nn, nan);
+  fill_map(out.cosine_mean, nn, nan);
+  fill_map(out.cosine_se, nn, nan);
   out.norm_mean.assign(n, nan);
   out.norm_se.assign(n, nan);
   if (m.count > 0) {
     for (int i = 0; i < n; ++i) {
+      const std::size_t row = L.cosine(l) + L.cosine_row(i);
       for (int j = 0; j <= i; ++j) {
         const std::size_t e = std::size_t(i) * n + j;
-        out.cosine_mean[e] = m.mean[L.cosine(l) + e];
-        out.cosine_se[e] = m.standard_error(L.cosine(l) + e);
+        out.cosine_mean[e] = m.mean[row + j];
+        out.cosine_se[e] = m.standard_error(row + j);
       }
       out.norm_mean[i] = m.mean[L.norm(l) + i];
       out.norm_se[i] = m.standard_error(L.norm(l) + i);
@@ -78,51 +145,71 @@ void hidden_stats(const RunMoments& m, const AccumLayout& L, int l, const KeyRan
 
 }  // namespace
 
-Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys) {
+namespace {
+
+// Block l's statistics.
+void block_stats(const Settings& s, const AccumLayout& L, const RunMoments& m, const KeyRanges& keys, int l,
+                 LayerStats& out) {
   const int n = s.n;
-  const AccumLayout L = accum_layout(s);
-  Snapshot snap;
-  snap.settings = s;
-  snap.samples_done = m.count;
-  snap.layers.resize(s.layers);
   const bool has_rp = keys.recency_triples > 0;
-  for (int l = 0; l < s.layers; ++l) {
-    LayerStats& out = snap.layers[l];
+  {
     out.layer = l + 1;
-    masked_map(m, L.score(l), n, keys, out.score_mean, out.score_se);
-    masked_map(m, L.weight(l), n, keys, out.weight_mean, out.weight_se);
+    masked_map(m, L, L.score(l), keys, out.score_mean, out.score_se);
+    masked_map(m, L, L.weight(l), keys, out.weight_mean, out.weight_se);
     hidden_stats(m, L, l, keys, out);
     const Metric rp = metric(m, has_rp, L.recency(l), L.recency_ties(l));
     out.recency = rp.mean;
     out.recency_se = rp.se;
     out.recency_ties = rp.ties;
-    out.leakage = leakage_of(n, keys, m, L.score(l), L.score_slope(l));
-    out.weight_leakage = leakage_of(n, keys, m, L.weight(l), L.weight_slope(l));
+    out.leakage = leakage_of(L, keys, m, L.score(l), L.score_slope(l));
+    out.weight_leakage = leakage_of(L, keys, m, L.weight(l), L.weight_slope(l));
     if (s.random_weights()) {
       out.heads.resize(s.heads);
       for (int h = 0; h < s.heads; ++h) {
         HeadStats& hs = out.heads[h];
         if (s.heads == 1) {
-          hs.score_mean = out.score_mean;
-          hs.score_se = out.score_se;
-          hs.weight_mean = out.weight_mean;
-          hs.weight_se = out.weight_se;
+          for (auto [to, from] : {std::pair{&hs.score_mean, &out.score_mean}, {&hs.score_se, &out.score_se},
+                                  {&hs.weight_mean, &out.weight_mean}, {&hs.weight_se, &out.weight_se}}) {
+            fill_map(*to, from->size(), 0.0);
+            std::copy(from->begin(), from->end(), to->begin());
+          }
         } else {
-          masked_map(m, L.head_score(l, h), n, keys, hs.score_mean, hs.score_se);
-          masked_map(m, L.head_weight(l, h), n, keys, hs.weight_mean, hs.weight_se);
+          masked_map(m, L, L.head_score(l, h), keys, hs.score_mean, hs.score_se);
+          masked_map(m, L, L.head_weight(l, h), keys, hs.weight_mean, hs.weight_se);
         }
         const Metric hrp = metric(m, has_rp, L.head_recency(l, h), L.head_recency_ties(l, h));
         hs.recency = hrp.mean;
         hs.recency_se = hrp.se;
         hs.recency_ties = hrp.ties;
-        hs.leakage = s.heads == 1 ? out.leakage : leakage_of(n, keys, m, L.head_score(l, h), L.head_score_slope(l, h));
+        hs.leakage = s.heads == 1 ? out.leakage : leakage_of(L, keys, m, L.head_score(l, h), L.head_score_slope(l, h));
       }
     }
-    out.score_diag_normalized = diagonal_normalized(out.score_mean, n);
+    out.score_diag_normalized = map_pool().take(out.score_mean.size());
+    diagonal_normalized(out.score_mean, n, out.score_diag_normalized);
     const auto q = quantiles(out.score_diag_normalized, 0.01, 0.99);
     out.score_diag_q01 = q[0];
     out.score_diag_q99 = q[1];
   }
+}
+
+}  // namespace
+
+Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys) {
+  const AccumLayout L = accum_layout(s);
+  Snapshot snap;
+  snap.settings = s;
+  snap.samples_done = m.count;
+  snap.layers.resize(s.layers);
+  // Layers are independent. From 100,000 values (n 150 at 4 layers) a second thread takes the later
+  // half: at n 512 a snapshot is about 25 ms of work, and a new run's first picture waits for it.
+  const int split = L.total() >= 100'000 && s.layers >= 2 ? s.layers / 2 : s.layers;
+  std::thread helper;
+  if (split < s.layers)
+    helper = std::thread([&] {
+      for (int l = split; l < s.layers; ++l) block_stats(s, L, m, keys, l, snap.layers[l]);
+    });
+  for (int l = 0; l < split; ++l) block_stats(s, L, m, keys, l, snap.layers[l]);
+  if (helper.joinable()) helper.join();
   if (L.embeddings) {
     snap.embeddings.resize(1);
     LayerStats& e = snap.embeddings[0];
@@ -132,6 +219,14 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& 
     e.recency = e.recency_se = e.recency_ties = nan;
   }
   return snap;
+}
+
+std::shared_ptr<const Snapshot> share_snapshot(Snapshot&& snap) {
+  return std::shared_ptr<const Snapshot>(new Snapshot(std::move(snap)), [](const Snapshot* p) {
+    std::unique_ptr<Snapshot> owned(const_cast<Snapshot*>(p));
+    for (LayerStats& l : owned->layers) give_maps(l);
+    for (LayerStats& l : owned->embeddings) give_maps(l);
+  });
 }
 
 const LayerStats* layer_stats(const Snapshot& snap, int layer) {

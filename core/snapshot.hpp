@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "accumulator.hpp"
@@ -54,8 +55,15 @@ struct Snapshot {
   std::int64_t samples_target() const { return settings.samples; }
 };
 
-// Means, standard errors and metrics from the merged moments.
+// Means, standard errors and metrics from the merged moments. Its maps reuse the memory of
+// snapshots released through share_snapshot where there is some.
 Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys);
+
+// `snap`, shared; when its last reader lets go, its maps' memory is kept for the next make_snapshot
+// (up to about one n 512 snapshot's worth, process-wide), not returned to the system. At n 512 a
+// snapshot is 28 maps of 2 MiB: fresh memory costs the publisher thousands of page faults, and
+// freeing it would fall to whichever thread let go last (a window's UI thread).
+std::shared_ptr<const Snapshot> share_snapshot(Snapshot&& snap);
 
 // Layer `layer` of a snapshot: 1..L the blocks, 0 the embeddings (random_weights only); nullptr
 // when the snapshot has no such layer.

@@ -22,8 +22,16 @@ HeadlessDriver::HeadlessDriver(const AppOptions& options, Controller& controller
 }
 
 void HeadlessDriver::before_frame() {
-  if (options_.ui_bench > 0 && ++bench_frame_ % 8 == 0) {
-    // Move alpha like a user would, a new value every 8 frames, each one restarting the run.
+  // Move alpha like a user would, each move restarting the run: 8 frames after the new run's first
+  // heatmap is on screen (so every move is measured, at any n; frames meanwhile are the refining
+  // ones), or after 300 frames without one.
+  if (options_.ui_bench > 0 && !bench_seen_heatmap_ && views_.showing_current_run()) {
+    bench_seen_heatmap_ = true;
+    bench_frame_ = 0;
+  }
+  if (options_.ui_bench > 0 && ++bench_frame_ >= (bench_seen_heatmap_ ? 8 : 300)) {
+    bench_frame_ = 0;
+    bench_seen_heatmap_ = false;
     Settings s = controller_.settings();
     s.alpha = 0.05 + 0.9 * double(bench_restarts_ % 37) / 36.0;
     controller_.edit(s);

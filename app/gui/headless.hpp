@@ -42,6 +42,7 @@ class HeadlessDriver {
   int slide_frames_done_ = 0;
   std::string slides_md_;
   int bench_restarts_ = 0, bench_frame_ = 0, last_restart_seen_ = 0, frames_after_done_ = 0;
+  bool bench_seen_heatmap_ = false;  // --ui-bench: the current run's heatmap has been on screen
   std::vector<double> frame_ms_, first_heatmap_ms_;
   std::chrono::steady_clock::time_point last_frame_ = std::chrono::steady_clock::now();
 };

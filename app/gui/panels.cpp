@@ -184,17 +184,23 @@ void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
     p.lo = centred ? -1.0f : 0.0f;
     p.hi = 1.0f;
   } else if (centred) {
-    const auto [mn, mx] = std::minmax_element(in_range.begin(), in_range.end());
-    double m = mode == RangeMode::robust ? std::max(std::fabs(quantile(in_range, 0.01)), std::fabs(quantile(in_range, 0.99)))
-                                         : std::max(std::fabs(*mn), std::fabs(*mx));
+    double m;
+    if (mode == RangeMode::robust) {
+      const auto q = quantiles(in_range, 0.01, 0.99);
+      m = std::max(std::fabs(q[0]), std::fabs(q[1]));
+    } else {
+      const auto [mn, mx] = std::minmax_element(in_range.begin(), in_range.end());
+      m = std::max(std::fabs(*mn), std::fabs(*mx));
+    }
     if (!(m > 0)) m = max_se > 0 ? 2 * max_se : 1.0;  // all zero: the scale of the noise
     p.hi = float(m);
     p.lo = -p.hi;
   } else {
     double a, b;
     if (mode == RangeMode::robust) {
-      a = quantile(in_range, 0.01);
-      b = quantile(in_range, 0.99);
+      const auto q = quantiles(in_range, 0.01, 0.99);
+      a = q[0];
+      b = q[1];
     } else {
       const auto [mn, mx] = std::minmax_element(in_range.begin(), in_range.end());
       a = *mn;

@@ -133,6 +133,10 @@ void Views::set_presenting(bool on, bool full_screen) {
   }
 }
 
+bool Views::showing_current_run() const {
+  return shown_ && shown_->samples_done > 0 && shown_restart_ == controller_.restarts();
+}
+
 bool Views::showing_final_snapshot() const {
   return shown_ && (shown_->finished || shown_->cancelled) && shown_restart_ == controller_.restarts();
 }

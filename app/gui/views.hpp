@@ -28,6 +28,8 @@ class Views {
   // Time from the last restart to the first heatmap of the new run on screen (seconds; < 0 if none yet).
   double last_time_to_first_heatmap() const { return first_heatmap_s_; }
   bool showing_final_snapshot() const;
+  // Whether the heatmaps on screen come from the current run (not from the one before a restart).
+  bool showing_current_run() const;
   const std::vector<PanelData>& panels() const { return panels_; }
   const Snapshot* shown() const { return shown_.get(); }
 
