@@ -1,10 +1,15 @@
 // The runner: determinism across thread counts, cancellation, snapshots, metric helpers.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
+#include "core/big_buffer.hpp"
 #include "core/metrics.hpp"
 #include "helpers.hpp"
 
@@ -173,4 +178,155 @@ TEST_CASE("quantile interpolates over finite values only") {
   CHECK(quantile({nan, 1, 2, 3, 4, 5}, 0.5) == doctest::Approx(3.0));
   CHECK(quantile({0, 10}, 0.01) == doctest::Approx(0.1));
   CHECK(std::isnan(quantile({nan, nan}, 0.5)));
+}
+
+TEST_CASE("quantiles gives what quantile gives for each of its two levels") {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal;
+  for (int size : {1, 2, 7, 100, 1001}) {
+    std::vector<double> v(static_cast<std::size_t>(size));
+    for (double& x : v) x = std::round(normal(rng) * 4) / 4;  // many ties
+    if (size > 3) v[1] = v[2] = std::nan("");
+    for (auto [lo, hi] : {std::pair{0.01, 0.99}, {0.5, 0.5}, {0.0, 1.0}, {0.3, 0.7}}) {
+      const auto q = quantiles(v, lo, hi);
+      CAPTURE(size);
+      CHECK(q[0] == quantile(v, lo));
+      CHECK(q[1] == quantile(v, hi));
+    }
+  }
+  const auto none = quantiles({std::nan(""), std::nan("")}, 0.01, 0.99);
+  CHECK(std::isnan(none[0]));
+  CHECK(std::isnan(none[1]));
+}
+
+TEST_CASE("packed maps: row i holds exactly its open keys, right after row i - 1, for every mask") {
+  for (const char* mask : {"causal", "bidirectional", "window:1", "window:3", "window:9"}) {
+    Settings s = test::ln_recency(16, 0.5, 1);
+    s.n = 9;
+    REQUIRE(parse_mask(mask, s));
+    const AccumLayout L = accum_layout(s);
+    const KeyRanges keys = key_ranges(s);
+    CAPTURE(mask);
+    std::size_t cells = 0;
+    for (int i = 0; i < s.n; ++i) {
+      CHECK(L.map_row(i) == cells);
+      CHECK(L.map_lo(i) == keys.lo[std::size_t(i)]);
+      CHECK(L.map_cell(i, keys.hi[std::size_t(i)]) == cells + std::size_t(keys.hi[std::size_t(i)] - keys.lo[std::size_t(i)]));
+      cells += std::size_t(keys.hi[std::size_t(i)] - keys.lo[std::size_t(i)] + 1);
+      CHECK(AccumLayout::cosine_row(i + 1) - AccumLayout::cosine_row(i) == std::size_t(i + 1));
+    }
+    CHECK(L.map_row(s.n) == cells);
+    CHECK(L.map_cells == cells);
+    CHECK(L.per_layer == 2 * cells + 45 + 9 + 8);  // two maps, the cosines' triangle, norms, per-sample metrics
+  }
+}
+
+TEST_CASE("a one-sample snapshot unpacks the packed sums into that sample's maps, for every mask") {
+  for (const char* mask : {"causal", "bidirectional", "window:4"}) {
+    Settings s = test::ln_recency(16, 0.5, 1);
+    s.n = 11;
+    s.layers = 2;
+    REQUIRE(parse_mask(mask, s));
+    const SampleTrace t = Simulator(s).trace_sample(0);
+    const auto snap = run_to_completion(s);
+    const KeyRanges keys = key_ranges(s);
+    CAPTURE(mask);
+    for (int l = 0; l < s.layers; ++l)
+      for (int i = 0; i < s.n; ++i)
+        for (int j = 0; j < s.n; ++j) {
+          const std::size_t e = std::size_t(i) * s.n + j;
+          const bool open = j >= keys.lo[std::size_t(i)] && j <= keys.hi[std::size_t(i)];
+          const LayerStats& ls = snap->layers[std::size_t(l)];
+          const LayerTrace& lt = t.layers[std::size_t(l)];
+          CHECK(std::isnan(ls.score_mean[e]) == !open);
+          if (open) {
+            CHECK(ls.score_mean[e] == doctest::Approx(lt.scores[e]).epsilon(1e-5));
+            CHECK(ls.weight_mean[e] == doctest::Approx(lt.weights[e]).epsilon(1e-5));
+          }
+          CHECK(ls.cosine_mean[e] == ls.cosine_mean[std::size_t(j) * s.n + i]);  // symmetric
+        }
+  }
+}
+
+TEST_CASE("a new run's first picture is its settings alone; an abandoned run lets go of its sums once stopped") {
+  Settings s = test::ln_recency(64, 0.5, 1'000'000'000);
+  s.n = 40;
+  RunOptions o;
+  o.start_paused = true;
+  Run run(s, o);
+  const auto first = run.snapshot();
+  CHECK(first->samples_done == 0);
+  CHECK(first->layers.empty());
+  CHECK(first->settings == s);
+  run.set_paused(false);
+  while (run.samples_done() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  run.abandon();
+  run.wait();
+  CHECK(run.exact().size() == 0);
+  CHECK(run.snapshot()->layers.empty());
+}
+
+TEST_CASE("a paused run publishes nothing new until it has new samples") {
+  Settings s = test::ln_recency(64, 0.5, 50'000);
+  std::atomic<int> published{0};
+  RunOptions o;
+  o.start_paused = true;
+  o.on_publish = [&] { ++published; };
+  Run run(s, o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // twelve publish intervals
+  CHECK(published.load() == 0);
+  CHECK(run.snapshot()->samples_done == 0);
+  run.set_paused(false);
+  run.wait();
+  CHECK(published.load() >= 1);
+  CHECK(run.snapshot()->samples_done == 50'000);
+}
+
+TEST_CASE("a released snapshot's maps serve the next one, which equals a snapshot in fresh memory") {
+  Settings s = test::ln_recency(64, 0.5, 1);
+  s.n = 300;  // 720 KB maps: pooled
+  s.layers = 2;
+  const KeyRanges keys = key_ranges(s);
+  RunMoments m(accum_layout(s).total());
+  m.count = 7;
+  for (std::size_t k = 0; k < m.mean.size(); ++k) {
+    m.mean[k] = std::sin(0.001 * double(k));
+    m.m2[k] = 1.0 + 1e-4 * double(k % 1000);
+  }
+  const Snapshot fresh = make_snapshot(s, m, keys);
+  auto shared = share_snapshot(make_snapshot(s, m, keys));
+  std::set<const double*> released;
+  for (const LayerStats& l : shared->layers)
+    for (const auto* v : {&l.score_mean, &l.score_se, &l.weight_mean, &l.weight_se, &l.cosine_mean, &l.cosine_se})
+      released.insert(v->data());
+  shared.reset();
+  const Snapshot reused = make_snapshot(s, m, keys);
+  int from_pool = 0;
+  for (std::size_t l = 0; l < reused.layers.size(); ++l) {
+    const LayerStats &a = fresh.layers[l], &b = reused.layers[l];
+    for (auto [x, y] : {std::pair{&a.score_mean, &b.score_mean}, {&a.score_se, &b.score_se}, {&a.weight_mean, &b.weight_mean},
+                        {&a.cosine_mean, &b.cosine_mean}, {&a.cosine_se, &b.cosine_se}, {&a.score_diag_normalized, &b.score_diag_normalized}}) {
+      REQUIRE(x->size() == y->size());
+      for (std::size_t e = 0; e < x->size(); ++e)
+        if (!(std::isnan((*x)[e]) && std::isnan((*y)[e]))) REQUIRE((*x)[e] == (*y)[e]);
+      from_pool += released.count(y->data()) > 0;
+    }
+    CHECK(a.leakage.delta_r2 == b.leakage.delta_r2);
+    CHECK(a.score_diag_q99 == b.score_diag_q99);
+  }
+  CHECK(from_pool > 0);
+}
+
+TEST_CASE("big buffers: zeroed, and aligned to a huge page from 2 MiB") {
+  for (std::size_t bytes : {std::size_t(24), std::size_t(4096), std::size_t(3) << 20, (std::size_t(5) << 20) + 8}) {
+    auto* p = static_cast<unsigned char*>(big_zeroed_alloc(bytes));
+    REQUIRE(p != nullptr);
+    std::size_t nonzero = 0;
+    for (std::size_t k = 0; k < bytes; ++k) nonzero += p[k] != 0;
+    CHECK(nonzero == 0);
+    if (bytes >= (std::size_t(2) << 20)) CHECK(reinterpret_cast<std::uintptr_t>(p) % (std::uintptr_t(2) << 20) == 0);
+    p[bytes - 1] = 1;  // writable to its end
+    big_free(p, bytes);
+  }
+  CHECK(big_zeroed_alloc(0) == nullptr);
 }
