@@ -14,10 +14,10 @@ SampleGrid sample_grid(const Settings& s) {
   g.samples = s.samples;
   g.block_size = samples_per_block(s);
   // Adding a segment exactly costs about 10 ns per value, so a segment spans enough blocks to keep
-  // that under a few percent of the work: one block up to 4096 values per layer (n <= 36), up to 64
-  // blocks at n 512. Per layer, not in total, so layer l's bits do not depend on the layers after it.
+  // that near 1% of the work: one block up to 1024 values per layer (n <= 25), up to 64 blocks from
+  // n 180. Per layer, not in total, so layer l's bits do not depend on the layers after it.
   const std::uint64_t per_layer = accum_layout(s).per_layer;
-  g.segment_blocks = std::clamp<std::int64_t>(std::int64_t(std::bit_ceil((per_layer + 4095) / 4096)), 1, 64);
+  g.segment_blocks = std::clamp<std::int64_t>(std::int64_t(std::bit_ceil((per_layer + 1023) / 1024)), 1, 64);
   return g;
 }
 
