@@ -6,6 +6,7 @@
 #include <limits>
 #include <mutex>
 #include <thread>
+#include <iterator>
 #include <utility>
 
 #include "metrics.hpp"
@@ -25,25 +26,31 @@ class MapPool {
     std::vector<double> v;
     if (size * sizeof(double) < kMinBytes) return v;
     std::lock_guard lock(mutex_);
-    for (std::size_t k = spare_.size(); k-- > 0;)
+    for (std::size_t k = spare_.size(); k-- > 0;)  // the newest first
       if (spare_[k].capacity() >= size) {
         v = std::move(spare_[k]);
-        spare_[k] = std::move(spare_.back());
-        spare_.pop_back();
+        spare_.erase(spare_.begin() + std::ptrdiff_t(k));  // keeps the others oldest first
         bytes_ -= v.capacity() * sizeof(double);
         break;
       }
     v.clear();
     return v;
   }
-  // Keeps v's memory if there is room; otherwise v is freed here.
+  // Keeps v's memory, letting go of the oldest maps kept if there is no room (a run at another n
+  // left them); what is let go is freed here.
   void give(std::vector<double>&& v) {
     const std::size_t b = v.capacity() * sizeof(double);
-    if (b < kMinBytes) return;
-    std::lock_guard lock(mutex_);
-    if (bytes_ + b > kMaxBytes) return;
-    bytes_ += b;
-    spare_.push_back(std::move(v));
+    if (b < kMinBytes || b > kMaxBytes) return;
+    std::vector<std::vector<double>> evicted;
+    {
+      std::lock_guard lock(mutex_);
+      std::size_t drop = 0;
+      while (bytes_ + b > kMaxBytes) bytes_ -= spare_[drop++].capacity() * sizeof(double);
+      evicted.assign(std::make_move_iterator(spare_.begin()), std::make_move_iterator(spare_.begin() + std::ptrdiff_t(drop)));
+      spare_.erase(spare_.begin(), spare_.begin() + std::ptrdiff_t(drop));
+      bytes_ += b;
+      spare_.push_back(std::move(v));
+    }
   }
 
  private:
