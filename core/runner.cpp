@@ -39,7 +39,8 @@ Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::mo
   accum_size_ = accum_layout(s).total();
   // No buffer of accum_size_ is filled here: at n 512 each is 25 MB, and a new run (a slider move in
   // the window) should cost the caller nothing. The open segment takes over the first block merged,
-  // the publisher sizes its copy, and exact_ is calloc'd (its pages arrive with the first fold).
+  // the publisher sizes its copy, and exact_'s memory is zero until written (its pages arrive with the
+  // first fold).
   exact_ = ExactSums(accum_size_);
   keys_ = key_ranges(s);
   const int threads = resolved_threads(s);
@@ -174,7 +175,6 @@ void Run::release_buffers() {
   std::lock_guard lock(snapshot_mutex_);
   snapshot_ = std::move(empty);
 }
-
 
 void Run::publisher_main() {
   bool published_data = false;

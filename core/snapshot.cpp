@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <iterator>
 #include <mutex>
 #include <thread>
-#include <iterator>
 #include <utility>
 
 #include "metrics.hpp"
@@ -150,53 +150,47 @@ void hidden_stats(const RunMoments& m, const AccumLayout& L, int l, const KeyRan
   out.norm_adjacency_ties = nadj.ties;
 }
 
-}  // namespace
-
-namespace {
-
 // Block l's statistics.
 void block_stats(const Settings& s, const AccumLayout& L, const RunMoments& m, const KeyRanges& keys, int l,
                  LayerStats& out) {
   const int n = s.n;
   const bool has_rp = keys.recency_triples > 0;
-  {
-    out.layer = l + 1;
-    masked_map(m, L, L.score(l), keys, out.score_mean, out.score_se);
-    masked_map(m, L, L.weight(l), keys, out.weight_mean, out.weight_se);
-    hidden_stats(m, L, l, keys, out);
-    const Metric rp = metric(m, has_rp, L.recency(l), L.recency_ties(l));
-    out.recency = rp.mean;
-    out.recency_se = rp.se;
-    out.recency_ties = rp.ties;
-    out.leakage = leakage_of(L, keys, m, L.score(l), L.score_slope(l));
-    out.weight_leakage = leakage_of(L, keys, m, L.weight(l), L.weight_slope(l));
-    if (s.random_weights()) {
-      out.heads.resize(s.heads);
-      for (int h = 0; h < s.heads; ++h) {
-        HeadStats& hs = out.heads[h];
-        if (s.heads == 1) {
-          for (auto [to, from] : {std::pair{&hs.score_mean, &out.score_mean}, {&hs.score_se, &out.score_se},
-                                  {&hs.weight_mean, &out.weight_mean}, {&hs.weight_se, &out.weight_se}}) {
-            fill_map(*to, from->size(), 0.0);
-            std::copy(from->begin(), from->end(), to->begin());
-          }
-        } else {
-          masked_map(m, L, L.head_score(l, h), keys, hs.score_mean, hs.score_se);
-          masked_map(m, L, L.head_weight(l, h), keys, hs.weight_mean, hs.weight_se);
+  out.layer = l + 1;
+  masked_map(m, L, L.score(l), keys, out.score_mean, out.score_se);
+  masked_map(m, L, L.weight(l), keys, out.weight_mean, out.weight_se);
+  hidden_stats(m, L, l, keys, out);
+  const Metric rp = metric(m, has_rp, L.recency(l), L.recency_ties(l));
+  out.recency = rp.mean;
+  out.recency_se = rp.se;
+  out.recency_ties = rp.ties;
+  out.leakage = leakage_of(L, keys, m, L.score(l), L.score_slope(l));
+  out.weight_leakage = leakage_of(L, keys, m, L.weight(l), L.weight_slope(l));
+  if (s.random_weights()) {
+    out.heads.resize(s.heads);
+    for (int h = 0; h < s.heads; ++h) {
+      HeadStats& hs = out.heads[h];
+      if (s.heads == 1) {
+        for (auto [to, from] : {std::pair{&hs.score_mean, &out.score_mean}, {&hs.score_se, &out.score_se},
+                                {&hs.weight_mean, &out.weight_mean}, {&hs.weight_se, &out.weight_se}}) {
+          fill_map(*to, from->size(), 0.0);
+          std::copy(from->begin(), from->end(), to->begin());
         }
-        const Metric hrp = metric(m, has_rp, L.head_recency(l, h), L.head_recency_ties(l, h));
-        hs.recency = hrp.mean;
-        hs.recency_se = hrp.se;
-        hs.recency_ties = hrp.ties;
-        hs.leakage = s.heads == 1 ? out.leakage : leakage_of(L, keys, m, L.head_score(l, h), L.head_score_slope(l, h));
+      } else {
+        masked_map(m, L, L.head_score(l, h), keys, hs.score_mean, hs.score_se);
+        masked_map(m, L, L.head_weight(l, h), keys, hs.weight_mean, hs.weight_se);
       }
+      const Metric hrp = metric(m, has_rp, L.head_recency(l, h), L.head_recency_ties(l, h));
+      hs.recency = hrp.mean;
+      hs.recency_se = hrp.se;
+      hs.recency_ties = hrp.ties;
+      hs.leakage = s.heads == 1 ? out.leakage : leakage_of(L, keys, m, L.head_score(l, h), L.head_score_slope(l, h));
     }
-    out.score_diag_normalized = map_pool().take(out.score_mean.size());
-    diagonal_normalized(out.score_mean, n, out.score_diag_normalized);
-    const auto q = quantiles(out.score_diag_normalized, 0.01, 0.99);
-    out.score_diag_q01 = q[0];
-    out.score_diag_q99 = q[1];
   }
+  out.score_diag_normalized = map_pool().take(out.score_mean.size());
+  diagonal_normalized(out.score_mean, n, out.score_diag_normalized);
+  const auto q = quantiles(out.score_diag_normalized, 0.01, 0.99);
+  out.score_diag_q01 = q[0];
+  out.score_diag_q99 = q[1];
 }
 
 }  // namespace
