@@ -89,7 +89,9 @@ using kernel::dot_row;
   return m;
 }
 
-// Adds this layer's S, A, C, norms and metrics (and their squares) to the block sums.
+// Adds this layer's S, A, C, norms and metrics (and their squares) to the block sums. kFirst: the
+// block's first sample, which writes every value of the layer (kernel::add_value), absent metrics as 0.
+template <bool kFirst>
 [[gnu::always_inline]] inline void accumulate(const KernelArgs& k, int l, const float* S, const float* A,
                                               const float* C, const float* inv_norm, const SampleMetrics& m,
                                               BlockSums& sums) {
@@ -97,27 +99,28 @@ using kernel::dot_row;
   const AccumLayout& L = *k.layout;
   double* sum = sums.sum.data();
   double* sq = sums.sumsq.data();
-  kernel::add_masked_map(sum, sq, L.score(l), n, k.lo, k.hi, S);
-  kernel::add_masked_map(sum, sq, L.weight(l), n, k.lo, k.hi, A);
-  kernel::add_lower(sum, sq, L.cosine(l), n, C);
-  kernel::add_norms(sum, sq, L.norm(l), n, inv_norm);
-  kernel::add_value(sum, sq, L.score_slope(l), m.score_slope);
-  kernel::add_value(sum, sq, L.weight_slope(l), m.weight_slope);
-  if (k.triples > 0) {
-    kernel::add_value(sum, sq, L.recency(l), m.recency.value);
-    kernel::add_value(sum, sq, L.recency_ties(l), m.recency.ties);
+  kernel::add_masked_map<kFirst>(sum, sq, L.score(l), n, k.lo, k.hi, S);
+  kernel::add_masked_map<kFirst>(sum, sq, L.weight(l), n, k.lo, k.hi, A);
+  kernel::add_lower<kFirst>(sum, sq, L.cosine(l), n, C);
+  kernel::add_norms<kFirst>(sum, sq, L.norm(l), n, inv_norm);
+  kernel::add_value<kFirst>(sum, sq, L.score_slope(l), m.score_slope);
+  kernel::add_value<kFirst>(sum, sq, L.weight_slope(l), m.weight_slope);
+  const bool rp = k.triples > 0, adjacency = n >= 3;
+  if (rp || kFirst) {
+    kernel::add_value<kFirst>(sum, sq, L.recency(l), rp ? m.recency.value : 0.0);
+    kernel::add_value<kFirst>(sum, sq, L.recency_ties(l), rp ? m.recency.ties : 0.0);
   }
-  if (n >= 3) {
-    kernel::add_value(sum, sq, L.adjacency(l), m.adjacency.value);
-    kernel::add_value(sum, sq, L.adjacency_ties(l), m.adjacency.ties);
-    kernel::add_value(sum, sq, L.norm_adjacency(l), m.norm_adjacency.value);
-    kernel::add_value(sum, sq, L.norm_adjacency_ties(l), m.norm_adjacency.ties);
+  if (adjacency || kFirst) {
+    kernel::add_value<kFirst>(sum, sq, L.adjacency(l), adjacency ? m.adjacency.value : 0.0);
+    kernel::add_value<kFirst>(sum, sq, L.adjacency_ties(l), adjacency ? m.adjacency.ties : 0.0);
+    kernel::add_value<kFirst>(sum, sq, L.norm_adjacency(l), adjacency ? m.norm_adjacency.value : 0.0);
+    kernel::add_value<kFirst>(sum, sq, L.norm_adjacency_ties(l), adjacency ? m.norm_adjacency.ties : 0.0);
   }
 }
 
-
-// Runs `count` samples from `rng`. Accumulates into `sums` when given; records the last sample
-// into `trace` when given. Returns false if cancelled (checked every sample and layer).
+// Runs `count` samples from `rng`. Accumulates into `sums` when given (its first sample writes every
+// value, so `sums` need only have the layout's size); records the last sample into `trace` when
+// given. Returns false if cancelled (checked every sample and layer).
 MASKSCOPE_KERNEL_CLONES
 bool run_samples(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sample, std::int64_t count,
                  BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel,
@@ -150,7 +153,10 @@ bool run_samples(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sa
       mix(k, w.a.data(), y, x, xn);
       kernel::output_cosines(n, d, xn, w.inv_norm.data(), w.c.data());
       const SampleMetrics m = sample_metrics(k, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), w.norms.data());
-      if (sums) accumulate(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
+      if (sums && t == 0)
+        accumulate<true>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
+      else if (sums)
+        accumulate<false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
       if (record) record_layer(k, y, xn, w.s.data(), w.a.data(), m, trace->layers[l]);
       std::swap(w.x, w.xn);
     }
@@ -277,7 +283,11 @@ const Network* Simulator::network() const { return random_weights_ ? random_weig
 
 bool Simulator::simulate_block(std::uint64_t first_sample, std::int64_t count, BlockSums& sums,
                                const std::atomic<bool>* cancel) {
-  sums.reset(layout_.total());
+  if (random_weights_ || lanes_ || sums.sum.size() != layout_.total()) {
+    sums.reset(layout_.total());
+  } else {
+    sums.count = 0;  // the per-sample kernel's first sample writes every value: no pass of zeros (25 MB at n 512)
+  }
   if (random_weights_) return random_weights_->run(first_sample, count, &sums, nullptr, cancel);
   const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_);
   if (lanes_) return lanes_->run(k, *work_, first_sample, count, &sums, nullptr, cancel);
