@@ -13,11 +13,12 @@ SampleGrid sample_grid(const Settings& s) {
   SampleGrid g;
   g.samples = s.samples;
   g.block_size = samples_per_block(s);
-  // Adding a segment exactly costs about 10 ns per value, so a segment spans enough blocks to keep
-  // that near 1% of the work: one block up to 1024 values per layer (n <= 25), up to 64 blocks from
-  // n 180. Per layer, not in total, so layer l's bits do not depend on the layers after it.
+  // Adding a segment exactly costs about 10 ns per value, so a segment spans enough blocks (about 1e7
+  // multiply-adds each) to keep that near 1% of the work: one block up to 512 values per layer (n <= 17),
+  // up to 64 blocks from n 150. Per layer, not in total, so layer l's bits do not depend on the layers
+  // after it.
   const std::uint64_t per_layer = accum_layout(s).per_layer;
-  g.segment_blocks = std::clamp<std::int64_t>(std::int64_t(std::bit_ceil((per_layer + 1023) / 1024)), 1, 64);
+  g.segment_blocks = std::clamp<std::int64_t>(std::int64_t(std::bit_ceil((per_layer + 511) / 512)), 1, 64);
   return g;
 }
 

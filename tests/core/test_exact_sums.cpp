@@ -147,7 +147,7 @@ TEST_CASE("a run split into segment ranges adds up to the one-process run, bit f
     if (s.norm == Norm::l2) s.rope_base = 100;
     const SampleGrid g = sample_grid(s);
     REQUIRE(g.segments() >= 3);
-    if (s.n == 40) CHECK(g.segment_blocks == 4);  // segments of several blocks too
+    if (s.n == 40) CHECK(g.segment_blocks >= 2);  // segments of several blocks too
     s.threads = 2;
     Run whole(s);
     whole.wait();
