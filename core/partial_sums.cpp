@@ -21,8 +21,9 @@ namespace {
 
 constexpr const char* kMagic = "MASKSCOPE-SUMS 1\n";
 // What else must match for the bits to match: the random streams and the accumulation.
-// (Packed maps and segments of bit_ceil(values per layer / 1024) blocks since files of the first layout.)
-constexpr const char* kNumerics = "philox4x32-10 box-muller; packed maps; segments of 1024 values per layer a block, "
+// (Since files of the first layout: packed maps, blocks of about 1e7 multiply-adds, segments of
+// bit_ceil(values per layer / 512) blocks.)
+constexpr const char* kNumerics = "philox4x32-10 box-muller; packed maps; blocks of 1e7, segments of 512 values per layer a block, "
                                   "exact 192-bit 2^-100";
 
 std::uint64_t fnv1a(const char* data, std::size_t size, std::uint64_t h = 0xcbf29ce484222325ULL) {
