@@ -44,6 +44,8 @@ class HeadlessDriver {
   int bench_restarts_ = 0, bench_frame_ = 0, last_restart_seen_ = 0, frames_after_done_ = 0;
   bool bench_seen_heatmap_ = false;  // --ui-bench: the current run's heatmap has been on screen
   std::vector<double> frame_ms_, first_heatmap_ms_;
+  std::vector<double> frame_cpu_ms_;  // the UI thread's CPU time per frame
+  double last_frame_cpu_ = 0;
   std::chrono::steady_clock::time_point last_frame_ = std::chrono::steady_clock::now();
 };
 
