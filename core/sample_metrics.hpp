@@ -27,19 +27,14 @@ struct PairCounts {
   // Per-lane counts (at most n^2 / 8 each, far from overflow), one pair of accumulators per later
   // entry of a group of four, so that no add waits for another.
   i8 wins[4] = {}, ties[4] = {};
-  // Against the later entries one at a time: the earlier ones a in [lo, b), the last vector masked.
-  auto one_later = [&](int b, i8& w, i8& t) {
+  // The earlier entries a in [from, b) against row[b], each vector masked to a < b (no read past
+  // row[b + 6]): a group of four's pairs past its last whole vector, and the last later entries.
+  auto earlier = [&](int from, int b, i8& w, i8& t) {
     const f8 vb = splat(row[b]);
-    int a = lo;
-    for (; a + 8 <= b; a += 8) {
-      const f8 va = simd::load(row + a);
-      w -= va < vb;  // -1 where row[a] < row[b]
-      t -= va == vb;
-    }
-    if (a < b) {
+    for (int a = from; a < b; a += 8) {
       const i8 inside = (lane + a) < b;
       const f8 va = simd::load(row + a);
-      w -= inside & (va < vb);
+      w -= inside & (va < vb);  // -1 where row[a] < row[b]
       t -= inside & (va == vb);
     }
   };
@@ -52,7 +47,7 @@ struct PairCounts {
     int a = lo;
     for (; a + 8 <= b; a += 8) {
       const f8 va = simd::load(row + a);
-      wins[0] -= va < v0;
+      wins[0] -= va < v0;  // -1 where row[a] < row[b]
       ties[0] -= va == v0;
       wins[1] -= va < v1;
       ties[1] -= va == v1;
@@ -61,17 +56,9 @@ struct PairCounts {
       wins[3] -= va < v3;
       ties[3] -= va == v3;
     }
-    for (int k = 0; k < 4; ++k) {
-      const f8 vb = splat(row[b + k]);
-      for (int t = a; t < b + k; t += 8) {
-        const i8 inside = (lane + t) < b + k;
-        const f8 va = simd::load(row + t);
-        wins[k] -= inside & (va < vb);
-        ties[k] -= inside & (va == vb);
-      }
-    }
+    for (int k = 0; k < 4; ++k) earlier(a, b + k, wins[k], ties[k]);
   }
-  for (; b < hi; ++b) one_later(b, wins[0], ties[0]);
+  for (; b < hi; ++b) earlier(lo, b, wins[0], ties[0]);  // at most three
   const i8 w = (wins[0] + wins[1]) + (wins[2] + wins[3]), t = (ties[0] + ties[1]) + (ties[2] + ties[3]);
   auto total = [](i8 v) { return std::int64_t((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); };
   return {total(w), total(t)};
