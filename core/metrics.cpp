@@ -35,11 +35,14 @@ void diagonal_normalized(const std::vector<double>& map, int n, std::vector<doub
 }
 
 namespace {
+// Where the q-quantile of `size` sorted values lies (linear interpolation between ranks).
+double quantile_position(std::size_t size, double q) { return std::clamp(q, 0.0, 1.0) * static_cast<double>(size - 1); }
+
 // The q-quantile of `finite` (not empty), by selection in [from, end): every element before `from`
 // is at most every element from it on (so `from` must not exceed the lower order statistic).
 double select_quantile(std::vector<double>& finite, std::size_t from, double q) {
   // The lower order statistic by nth_element, the next one is the smallest of what lies above it.
-  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(finite.size() - 1);
+  const double pos = quantile_position(finite.size(), q);
   const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
   std::nth_element(finite.begin() + std::ptrdiff_t(from), finite.begin() + std::ptrdiff_t(lo), finite.end());
   const double a = finite[lo];
@@ -68,7 +71,7 @@ std::array<double, 2> quantiles(const std::vector<double>& values, double q_lo, 
   if (finite.empty()) return {nan, nan};
   const double lo = select_quantile(finite, 0, q_lo);
   // Selection of q_lo left its order statistic at its place and the smaller ones before it.
-  const std::size_t from = static_cast<std::size_t>(std::floor(std::clamp(q_lo, 0.0, 1.0) * static_cast<double>(finite.size() - 1)));
+  const std::size_t from = static_cast<std::size_t>(std::floor(quantile_position(finite.size(), q_lo)));
   return {lo, select_quantile(finite, from, q_hi)};
 }
 
