@@ -74,10 +74,11 @@ void give_maps(LayerStats& l) {
     for (auto* v : {&h.score_mean, &h.score_se, &h.weight_mean, &h.weight_se}) p.give(std::move(*v));
 }
 
-// `v` = `size` copies of `value`, in pooled memory where there is some.
-void fill_map(std::vector<double>& v, std::size_t size, double value) {
+// `v`, with room for `size` doubles: pooled memory where there is some (its contents are for the
+// caller to assign).
+std::vector<double>& pooled(std::vector<double>& v, std::size_t size) {
   if (v.capacity() < size) v = map_pool().take(size);
-  v.assign(size, value);
+  return v;
 }
 
 // Mean and standard error of an n x n map's unmasked entries (NaN elsewhere).
@@ -86,8 +87,8 @@ void masked_map(const RunMoments& m, const AccumLayout& L, std::size_t at, const
                 std::vector<double>& mean, std::vector<double>& se) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const int n = L.n;
-  fill_map(mean, std::size_t(n) * n, nan);
-  fill_map(se, std::size_t(n) * n, nan);
+  pooled(mean, std::size_t(n) * n).assign(std::size_t(n) * n, nan);
+  pooled(se, std::size_t(n) * n).assign(std::size_t(n) * n, nan);
   if (m.count == 0) return;
   for (int i = 0; i < n; ++i) {
     const std::size_t row = at + L.map_row(i);
@@ -113,8 +114,8 @@ void hidden_stats(const RunMoments& m, const AccumLayout& L, int l, const KeyRan
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const int n = L.n;
   const std::size_t nn = std::size_t(n) * n;
-  fill_map(out.cosine_mean, nn, nan);
-  fill_map(out.cosine_se, nn, nan);
+  pooled(out.cosine_mean, nn).assign(nn, nan);
+  pooled(out.cosine_se, nn).assign(nn, nan);
   out.norm_mean.assign(n, nan);
   out.norm_se.assign(n, nan);
   if (m.count > 0) {
@@ -171,10 +172,8 @@ void block_stats(const Settings& s, const AccumLayout& L, const RunMoments& m, c
       HeadStats& hs = out.heads[h];
       if (s.heads == 1) {
         for (auto [to, from] : {std::pair{&hs.score_mean, &out.score_mean}, {&hs.score_se, &out.score_se},
-                                {&hs.weight_mean, &out.weight_mean}, {&hs.weight_se, &out.weight_se}}) {
-          fill_map(*to, from->size(), 0.0);
-          std::copy(from->begin(), from->end(), to->begin());
-        }
+                                {&hs.weight_mean, &out.weight_mean}, {&hs.weight_se, &out.weight_se}})
+          pooled(*to, from->size()).assign(from->begin(), from->end());
       } else {
         masked_map(m, L, L.head_score(l, h), keys, hs.score_mean, hs.score_se);
         masked_map(m, L, L.head_weight(l, h), keys, hs.weight_mean, hs.weight_se);
@@ -186,8 +185,7 @@ void block_stats(const Settings& s, const AccumLayout& L, const RunMoments& m, c
       hs.leakage = s.heads == 1 ? out.leakage : leakage_of(L, keys, m, L.head_score(l, h), L.head_score_slope(l, h));
     }
   }
-  out.score_diag_normalized = map_pool().take(out.score_mean.size());
-  diagonal_normalized(out.score_mean, n, out.score_diag_normalized);
+  diagonal_normalized(out.score_mean, n, pooled(out.score_diag_normalized, out.score_mean.size()));
   const auto q = quantiles(out.score_diag_normalized, 0.01, 0.99);
   out.score_diag_q01 = q[0];
   out.score_diag_q99 = q[1];
