@@ -110,7 +110,8 @@ void Run::worker_main() {
     {
       std::unique_lock lock(mutex_);
       cv_.wait(lock, [this] {
-        return cancel_.load() || (!paused_.load() && next_block_ < merged_blocks_ + lookahead_);
+        const bool may_start = first_picture_out_ || !options_.first_picture_alone || next_block_ == begin_block_;
+        return cancel_.load() || (!paused_.load() && may_start && next_block_ < merged_blocks_ + lookahead_);
       });
       if (cancel_.load() || next_block_ >= end_block_) break;
       block = next_block_++;
@@ -246,6 +247,11 @@ void Run::publisher_main() {
     }  // the previous picture goes here (its maps to the pool) unless a reader still holds it
     interval = std::max<std::chrono::steady_clock::duration>(options_.publish_interval,
                                                              2 * (std::chrono::steady_clock::now() - now));
+    if (!first_picture_out_ && published_samples > 0) {
+      std::lock_guard lock(mutex_);
+      first_picture_out_ = true;  // the waiting workers start
+      cv_.notify_all();
+    }
     if (options_.on_publish) options_.on_publish();
     if (last) break;
   }

@@ -31,6 +31,11 @@ struct RunOptions {
   std::chrono::milliseconds publish_interval{25};
   bool low_priority = false;           // lower the workers' scheduling priority (keeps a UI fluid)
   bool start_paused = false;           // workers start waiting for set_paused(false)
+  // Until the first picture with samples is out, one worker computes the first block and the
+  // others wait. A new run's first picture (a slider move in the window) then comes sooner: at
+  // n 512 one sample is a block, and a second worker's sample would take memory bandwidth from it
+  // and a core from the picture's build. The waiting costs the run about one block's time, once.
+  bool first_picture_alone = false;
   std::function<void()> on_publish;    // called from the publisher thread after each snapshot
   // The segments to compute (sample_grid.hpp); end < 0 means to the last. A run over part of the
   // segments is one shard or MPI rank of a larger run: its snapshots cover its own samples only,
@@ -98,6 +103,7 @@ class Run {
   std::int64_t folds_ = 0;    // segments added to exact_ (changes under both locks)
   RunMoments publish_copy_;   // the publisher's moments, reused between snapshots
 
+  bool first_picture_out_ = false;  // under mutex_: a picture with samples is published
   std::atomic<bool> cancel_{false};
   std::atomic<bool> abandoned_{false};
   std::atomic<bool> paused_{false};

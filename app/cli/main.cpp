@@ -641,6 +641,7 @@ int cmd_bench(BenchFlags& b) {
       const auto t0 = std::chrono::steady_clock::now();
       ms::RunOptions window;
       window.low_priority = true;
+      window.first_picture_alone = true;
       ms::Run run(s, window);
       while (run.snapshot()->samples_done == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
       first_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());

@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   {
     maskscope::RunOptions run_options;
     run_options.low_priority = true;  // the UI thread keeps its core
+    run_options.first_picture_alone = true;
     run_options.on_publish = [] { glfwPostEmptyEvent(); };
     gui::Controller controller(opt.settings, run_options);
     if (!opt.samples_given) controller.set_auto_samples(true);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -264,6 +265,37 @@ TEST_CASE("a new run's first picture is its settings alone; an abandoned run let
   run.wait();
   CHECK(run.exact().size() == 0);
   CHECK(run.snapshot()->layers.empty());
+}
+
+TEST_CASE("first_picture_alone: the first picture is the first block alone, then every worker computes, same bits") {
+  Settings s = test::ln_recency(64, 0.5, 400);
+  s.n = 40;  // 22 samples a block: 19 blocks
+  s.threads = 3;
+  for (std::int64_t samples : {std::int64_t(400), std::int64_t(10)}) {  // many blocks; one block for three workers
+    CAPTURE(samples);
+    s.samples = samples;
+    std::atomic<Run*> started{nullptr};
+    std::atomic<std::int64_t> first{-1};
+    RunOptions o;
+    o.first_picture_alone = true;
+    o.start_paused = true;  // so that `started` is set before any picture
+    o.on_publish = [&] {    // on the publisher thread, right after it published
+      if (Run* r = started.load(); r && first.load() < 0) first = r->snapshot()->samples_done;
+    };
+    Run run(s, o);
+    started = &run;
+    run.set_paused(false);
+    run.wait();
+    CHECK(first.load() == std::min(run.grid().block_size, samples));
+    const auto together = run_to_completion(s);
+    REQUIRE(run.snapshot()->samples_done == samples);
+    for (int l = 0; l < s.layers; ++l) {
+      CHECK(run.snapshot()->layers[l].recency == together->layers[l].recency);
+      const auto &a = run.snapshot()->layers[l].weight_mean, &b = together->layers[l].weight_mean;
+      REQUIRE(a.size() == b.size());
+      CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);  // NaN where masked, in both
+    }
+  }
 }
 
 TEST_CASE("a paused run publishes nothing new until it has new samples") {

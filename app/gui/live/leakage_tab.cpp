@@ -133,6 +133,7 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
   if (allow_twin && causal && (!twin_ || !twin_->settings().same_simulation(twin))) {
     RunOptions options;
     options.low_priority = true;
+    options.first_picture_alone = true;
     twin_.reset();
     twin_ = std::make_unique<Run>(twin, options);
   }
