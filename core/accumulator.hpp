@@ -101,7 +101,7 @@ struct BlockSums {
   std::int64_t count = 0;
   BigVector sum, sumsq;
 
-  explicit BlockSums(std::size_t size = 0) : sum(size, 0.0), sumsq(size, 0.0) {}
+  explicit BlockSums(std::size_t size = 0) : sum(size), sumsq(size) {}  // zeros (BigAllocator)
   // Zeros of `size` values (allocated on first use: an empty BlockSums costs nothing).
   void reset(std::size_t size);
 };
@@ -111,7 +111,7 @@ struct RunMoments {
   std::int64_t count = 0;
   BigVector mean, m2;
 
-  explicit RunMoments(std::size_t size = 0) : mean(size, 0.0), m2(size, 0.0) {}
+  explicit RunMoments(std::size_t size = 0) : mean(size), m2(size) {}  // zeros (BigAllocator)
   // Adds one block (Chan, Golub, LeVeque 1979 pairwise update).
   void merge(const BlockSums& block);
   // Standard error of the mean of entry k (0 with fewer than 2 samples).

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <utility>
 
 namespace maskscope {
 
@@ -27,6 +28,18 @@ struct BigAllocator {
     return static_cast<T*>(big_zeroed_alloc(n * sizeof(T)));
   }
   void deallocate(T* p, std::size_t n) noexcept { big_free(p, n * sizeof(T)); }
+  // A value-initialised element (vector(n), resize(n)) is constructed by writing nothing: in memory
+  // fresh from big_zeroed_alloc it is zero already, which is the value of a zero-initialised double
+  // or integer. So a new array's pages stay untouched (not faulted in) until something writes them.
+  // Growing a vector that was shrunk or cleared would expose the old values: use assign there.
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class A, class... Args>
+  void construct(U* p, A&& a, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a), std::forward<Args>(args)...);
+  }
   template <class U>
   bool operator==(const BigAllocator<U>&) const noexcept { return true; }
 };

@@ -362,3 +362,31 @@ TEST_CASE("big buffers: zeroed, and aligned to a huge page from 2 MiB") {
   }
   CHECK(big_zeroed_alloc(0) == nullptr);
 }
+
+TEST_CASE("block sums start at zero: new, reset to another size, and reset after use") {
+  // Small (malloc) and large (mmap) sizes: BigAllocator writes nothing for a new array's zeros.
+  for (std::size_t size : {std::size_t(100), std::size_t(700'000)}) {
+    CAPTURE(size);
+    auto zeros = [](const BlockSums& b) {
+      std::size_t nonzero = 0;
+      for (std::size_t k = 0; k < b.sum.size(); ++k) nonzero += (b.sum[k] != 0.0) + (b.sumsq[k] != 0.0);
+      return nonzero == 0 && b.count == 0;
+    };
+    BlockSums b(size);
+    REQUIRE(b.sum.size() == size);
+    CHECK(zeros(b));
+    std::fill(b.sum.begin(), b.sum.end(), 1.5);
+    std::fill(b.sumsq.begin(), b.sumsq.end(), -2.0);
+    b.count = 3;
+    b.reset(size);  // the same size: written over
+    CHECK(zeros(b));
+    std::fill(b.sum.begin(), b.sum.end(), 1.5);
+    b.reset(size + 5);  // another size: new arrays
+    REQUIRE(b.sumsq.size() == size + 5);
+    CHECK(zeros(b));
+    RunMoments m(size);
+    std::size_t nonzero = 0;
+    for (std::size_t k = 0; k < size; ++k) nonzero += (m.mean[k] != 0.0) + (m.m2[k] != 0.0);
+    CHECK(nonzero == 0);
+  }
+}
