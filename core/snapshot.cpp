@@ -25,16 +25,40 @@ class MapPool {
   std::vector<double> take(std::size_t size) {
     std::vector<double> v;
     if (size * sizeof(double) < kMinBytes) return v;
-    std::lock_guard lock(mutex_);
-    for (std::size_t k = spare_.size(); k-- > 0;)  // the newest first
-      if (spare_[k].capacity() >= size) {
-        v = std::move(spare_[k]);
-        spare_.erase(spare_.begin() + std::ptrdiff_t(k));  // keeps the others oldest first
-        bytes_ -= v.capacity() * sizeof(double);
-        break;
+    std::vector<std::vector<double>> too_small;  // freed after the lock is let go
+    {
+      std::lock_guard lock(mutex_);
+      for (std::size_t k = spare_.size(); k-- > 0;)  // the newest first
+        if (spare_[k].capacity() >= size) {
+          v = std::move(spare_[k]);
+          spare_.erase(spare_.begin() + std::ptrdiff_t(k));  // keeps the others oldest first
+          bytes_ -= v.capacity() * sizeof(double);
+          break;
+        }
+      if (v.capacity() == 0) {
+        // No map fits: the spares are an earlier run's at a smaller n (a slider move from n 256 to
+        // 512), of no use to this run's snapshots. Without this they would stay until this run's
+        // first snapshot is released, beside it and the one being built.
+        for (std::size_t k = spare_.size(); k-- > 0;)
+          if (spare_[k].capacity() < size) {
+            bytes_ -= spare_[k].capacity() * sizeof(double);
+            too_small.push_back(std::move(spare_[k]));
+            spare_.erase(spare_.begin() + std::ptrdiff_t(k));
+          }
       }
+    }
     v.clear();
     return v;
+  }
+  std::size_t bytes() {
+    std::lock_guard lock(mutex_);
+    return bytes_;
+  }
+  void clear() {
+    std::vector<std::vector<double>> spare;  // freed after the lock is let go
+    std::lock_guard lock(mutex_);
+    spare.swap(spare_);
+    bytes_ = 0;
   }
   // Keeps v's memory, letting go of the oldest maps kept if there is no room (a run at another n
   // left them); what is let go is freed here.
@@ -219,6 +243,10 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& 
   }
   return snap;
 }
+
+std::size_t pooled_map_bytes() { return map_pool().bytes(); }
+
+void release_pooled_maps() { map_pool().clear(); }
 
 std::shared_ptr<const Snapshot> share_snapshot(Snapshot&& snap) {
   return std::shared_ptr<const Snapshot>(new Snapshot(std::move(snap)), [](const Snapshot* p) {

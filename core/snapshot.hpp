@@ -64,6 +64,10 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& 
 // snapshot is 28 maps of 2 MiB: fresh memory costs the publisher thousands of page faults, and
 // freeing it would fall to whichever thread let go last (a window's UI thread).
 std::shared_ptr<const Snapshot> share_snapshot(Snapshot&& snap);
+// The bytes of map memory kept for the next make_snapshot (what share_snapshot's pool holds).
+std::size_t pooled_map_bytes();
+// Frees the pool's maps (for a caller that expects no more snapshots, and for tests).
+void release_pooled_maps();
 
 // Layer `layer` of a snapshot: 1..L the blocks, 0 the embeddings (random_weights only); nullptr
 // when the snapshot has no such layer.

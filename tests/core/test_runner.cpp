@@ -349,6 +349,30 @@ TEST_CASE("a released snapshot's maps serve the next one, which equals a snapsho
   CHECK(from_pool > 0);
 }
 
+TEST_CASE("maps of a smaller n leave the pool when a larger n's snapshot finds none that fit") {
+  auto moments = [](const Settings& s) {
+    RunMoments m(accum_layout(s).total());
+    m.count = 3;
+    return m;
+  };
+  release_pooled_maps();  // other tests' maps
+  CHECK(pooled_map_bytes() == 0);
+  Settings s = test::ln_recency(64, 0.5, 1);
+  s.layers = 1;
+  s.n = 200;  // 320 KB maps: pooled
+  share_snapshot(make_snapshot(s, moments(s), key_ranges(s))).reset();  // released: its maps kept
+  const std::size_t small = pooled_map_bytes();
+  CHECK(small >= 7 * 200 * 200 * sizeof(double));
+  s.n = 300;  // 720 KB maps: the 320 KB ones fit none
+  auto large = share_snapshot(make_snapshot(s, moments(s), key_ranges(s)));
+  CHECK(pooled_map_bytes() == 0);
+  large.reset();
+  CHECK(pooled_map_bytes() >= 7 * 300 * 300 * sizeof(double));
+  s.n = 200;  // a smaller n takes the larger maps
+  auto again = share_snapshot(make_snapshot(s, moments(s), key_ranges(s)));
+  CHECK(pooled_map_bytes() < 7 * 300 * 300 * sizeof(double));
+}
+
 TEST_CASE("big buffers: zeroed, and aligned to a huge page from 2 MiB") {
   for (std::size_t bytes : {std::size_t(24), std::size_t(4096), std::size_t(3) << 20, (std::size_t(5) << 20) + 8}) {
     auto* p = static_cast<unsigned char*>(big_zeroed_alloc(bytes));
