@@ -6,6 +6,9 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 namespace maskscope {
 
@@ -37,6 +40,12 @@ void* big_zeroed_alloc(std::size_t bytes) {
   void* p = std::calloc(bytes, 1);
   if (!p) throw std::bad_alloc();
   return p;
+}
+
+void return_large_blocks_to_system() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);  // a fixed threshold: glibc's dynamic one stays off
+#endif
 }
 
 void big_free(void* p, std::size_t bytes) noexcept {

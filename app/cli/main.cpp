@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/atomic_file.hpp"
+#include "core/big_buffer.hpp"
 #include "core/lane_kernel.hpp"
 #include "core/partial_sums.hpp"
 #include "core/resources.hpp"
@@ -664,6 +665,7 @@ int cmd_bench(BenchFlags& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ms::return_large_blocks_to_system();
   CLI::App app{"maskscope-cli: positional information from the causal mask, simulated"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(ms::kVersion));
