@@ -18,8 +18,11 @@ void big_free(void* p, std::size_t bytes) noexcept;
 
 // For a program's main(): malloc serves every request of 1 MiB or more with its own mapping, freed
 // to the system when freed. glibc otherwise raises that threshold (up to 32 MiB) after the first
-// such block is freed, and from then on keeps freed maps and textures in its per-thread arenas: at
-// n 512 (2 MiB maps, built on two threads) that held about 30 MiB more than the snapshots in use.
+// such block is freed, and from then on keeps freed blocks in its per-thread arenas: at n 512
+// (2 MiB maps, built on two threads) the command-line tool held about 30 MiB more than the
+// snapshots in use. The window does not call it: its panels allocate several 2 MiB temporaries per
+// snapshot on the UI thread, and fresh mappings' page faults raised its CPU time per frame (p95
+// 22-25 ms -> 29-31 ms at n 512 under Xvfb).
 void return_large_blocks_to_system();
 
 // An allocator over big_zeroed_alloc, for std::vector<T, BigAllocator<T>>.

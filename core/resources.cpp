@@ -82,4 +82,12 @@ std::string bytes_text(std::uint64_t bytes) {
   return buf;
 }
 
+double peak_resident_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  return 0.0;
+}
+
 }  // namespace maskscope

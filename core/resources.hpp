@@ -31,5 +31,7 @@ std::int64_t merge_lookahead(const Settings& s, int threads);
 std::uint64_t available_memory_bytes();
 // "1.6 GB", "340 MB".
 std::string bytes_text(std::uint64_t bytes);
+// The process's peak resident memory (VmHWM) in MiB; 0 where /proc is missing.
+double peak_resident_mib();
 
 }  // namespace maskscope

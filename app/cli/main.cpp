@@ -571,15 +571,6 @@ int cmd_theory(TheoryFlags& t) {
   return 0;
 }
 
-// The process's peak resident memory (VmHWM), in MiB; 0 where /proc is missing.
-double peak_rss_mib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
-  return 0.0;
-}
-
 struct BenchFlags {
   std::string threads_text = "0", seconds_text = "3";
   int threads = 0;
@@ -655,7 +646,7 @@ int cmd_bench(BenchFlags& b) {
     std::sort(first_ms.begin(), first_ms.end());
     std::printf("n%d_d64_L4_layernorm_alpha0.5 first snapshot: median %.1f ms, max %.1f ms over 7 runs; %.0f samples/s "
                 "(%lld samples), peak memory %.0f MiB\n",
-                n, first_ms[3], first_ms[6], rate, static_cast<long long>(samples), peak_rss_mib());
+                n, first_ms[3], first_ms[6], rate, static_cast<long long>(samples), ms::peak_resident_mib());
     std::fflush(stdout);
   }
   std::fflush(stdout);

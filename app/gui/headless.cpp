@@ -11,6 +11,7 @@
 #include "core/atomic_file.hpp"
 
 #include "core/metrics.hpp"
+#include "core/resources.hpp"
 #include "screenshot.hpp"
 
 namespace maskscope::gui {
@@ -163,6 +164,7 @@ void HeadlessDriver::print_summary() const {
   if (!cpu.empty())
     std::printf("UI thread CPU per frame: mean %.1f ms, p95 %.1f ms, max %.1f ms\n",
                 std::accumulate(cpu.begin(), cpu.end(), 0.0) / double(cpu.size()), q(cpu, 0.95), q(cpu, 1.0));
+  std::printf("peak memory %.0f MiB (the whole window, with its GL driver)\n", peak_resident_mib());
 }
 
 }  // namespace maskscope::gui

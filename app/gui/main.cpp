@@ -14,7 +14,6 @@
 #include <string>
 
 #include "app_options.hpp"
-#include "core/big_buffer.hpp"
 #include "controller.hpp"
 #include "headless.hpp"
 #include "screenshot.hpp"
@@ -63,7 +62,6 @@ float setup_imgui(GLFWwindow* window, bool light) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  maskscope::return_large_blocks_to_system();
   gui::AppOptions opt;
   if (int code = gui::parse_app_options(argc, argv, opt); code >= 0) return code;
 
