@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <utility>
 
 namespace maskscope {
 
@@ -13,15 +15,48 @@ AccumLayout accum_layout(const Settings& s) {
 
 void BlockSums::reset(std::size_t size) {
   count = 0;
-  if (sum.size() == size) {
+  // Arrays of another size (or none: a block with implied squares has no sumsq) are new ones, whose
+  // memory is zero as allocated (BigAllocator), so nothing is written there. At n 512 each is
+  // 12.6 MB, and a new run's first block would otherwise write them twice.
+  if (sum.size() == size)
     std::fill(sum.begin(), sum.end(), 0.0);
+  else
+    sum = BigVector(size);
+  if (sumsq.size() == size)
     std::fill(sumsq.begin(), sumsq.end(), 0.0);
-    return;
+  else
+    sumsq = BigVector(size);
+}
+
+// Without contraction: b's implied squares are rounded products, as stored ones would have been,
+// before they are added (a fused multiply-add would round once and change the last bit).
+[[gnu::optimize("-ffp-contract=off")]] void BlockSums::add(const BlockSums& b) {
+  const std::size_t n = sum.size();
+  if (b.sum.size() != n || sumsq.size() != n || (!b.squares_implied() && b.sumsq.size() != n))
+    throw std::logic_error("BlockSums::add: size mismatch");
+  for (std::size_t k = 0; k < n; ++k) sum[k] += b.sum[k];
+  if (b.squares_implied()) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const double sq = b.sum[k] * b.sum[k];
+      sumsq[k] += sq;
+    }
+  } else {
+    for (std::size_t k = 0; k < n; ++k) sumsq[k] += b.sumsq[k];
   }
-  // New arrays: their memory is zero as allocated (BigAllocator), so nothing is written here. At
-  // n 512 each is 12.6 MB, and a new run's first block would otherwise write them twice.
-  sum = BigVector(size);
-  sumsq = BigVector(size);
+  count += b.count;
+}
+
+[[gnu::optimize("-ffp-contract=off")]] void BlockSums::take(BlockSums& b) {
+  if (b.squares_implied()) {
+    const std::size_t n = b.sum.size();
+    if (sumsq.size() != n) sumsq = BigVector(n);
+    for (std::size_t k = 0; k < n; ++k) sumsq[k] = b.sum[k] * b.sum[k];
+    std::swap(sum, b.sum);
+  } else {
+    std::swap(sum, b.sum);
+    std::swap(sumsq, b.sumsq);  // a segment's first block is its sum (0 + x = x; block sums are never -0)
+  }
+  std::swap(count, b.count);
 }
 
 void RunMoments::merge(const BlockSums& block) {

@@ -242,11 +242,14 @@ template <class Row>
 // Streaming sums (accumulator.hpp) of one sample's quantities: value and square at sum/sq + at.
 // kFirst: the block's first sample writes 0 + v and 0 + v^2, which is what adding to zeroed sums
 // gives bit for bit (-0 included), so a block whose first sample writes every value needs no reset.
-template <bool kFirst = false>
+// kSquares false (with kFirst only): a one-sample block whose squares are implied
+// (BlockSums::squares_implied): sq is not written.
+template <bool kFirst = false, bool kSquares = true>
 [[gnu::always_inline]] inline void add_value(double* sum, double* sq, std::size_t at, double v) {
+  static_assert(kFirst || kSquares, "only a block's first sample may leave its squares implied");
   if constexpr (kFirst) {
     sum[at] = 0.0 + v;
-    sq[at] = 0.0 + v * v;
+    if constexpr (kSquares) sq[at] = 0.0 + v * v;
   } else {
     sum[at] += v;
     sq[at] += v * v;
@@ -255,24 +258,24 @@ template <bool kFirst = false>
 
 // The unmasked entries j in [lo[i], hi[i]] of an n x n map, into the packed map at `at`
 // (AccumLayout: row after row, open keys only).
-template <bool kFirst = false>
+template <bool kFirst = false, bool kSquares = true>
 [[gnu::always_inline]] inline void add_masked_map(double* sum, double* sq, std::size_t at, int n, const int* lo,
                                                   const int* hi, const float* M) {
   for (int i = 0; i < n; ++i)
-    for (int j = lo[i]; j <= hi[i]; ++j) add_value<kFirst>(sum, sq, at++, M[std::size_t(i) * n + j]);
+    for (int j = lo[i]; j <= hi[i]; ++j) add_value<kFirst, kSquares>(sum, sq, at++, M[std::size_t(i) * n + j]);
 }
 
 // The lower triangle j <= i of an n x n map (the cosines), into the packed triangle at `at`.
-template <bool kFirst = false>
+template <bool kFirst = false, bool kSquares = true>
 [[gnu::always_inline]] inline void add_lower(double* sum, double* sq, std::size_t at, int n, const float* C) {
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j <= i; ++j) add_value<kFirst>(sum, sq, at++, C[std::size_t(i) * n + j]);
+    for (int j = 0; j <= i; ++j) add_value<kFirst, kSquares>(sum, sq, at++, C[std::size_t(i) * n + j]);
 }
 
 // The norms ||x_i|| from 1 / ||x_i|| (0 for a zero vector).
-template <bool kFirst = false>
+template <bool kFirst = false, bool kSquares = true>
 [[gnu::always_inline]] inline void add_norms(double* sum, double* sq, std::size_t at, int n, const float* inv_norm) {
-  for (int i = 0; i < n; ++i) add_value<kFirst>(sum, sq, at + i, inv_norm[i] > 0.0f ? 1.0 / inv_norm[i] : 0.0);
+  for (int i = 0; i < n; ++i) add_value<kFirst, kSquares>(sum, sq, at + i, inv_norm[i] > 0.0f ? 1.0 / inv_norm[i] : 0.0);
 }
 
 // One sample's metrics into its trace (both families' per-layer metrics carry these three).

@@ -118,18 +118,18 @@ void Run::worker_main() {
     }
     const std::int64_t first = block * grid_.block_size;
     const std::int64_t count = std::min(grid_.block_size, settings_.samples - first);
-    if (!sim.simulate_block(static_cast<std::uint64_t>(first), count, *buffer, &cancel_)) break;
+    // One-sample blocks store no squares (half the memory and writing), except a run's first: it
+    // becomes the open segment as it is (swapped in), which keeps the first picture's path short.
+    const bool implied_squares = block != begin_block_;
+    if (!sim.simulate_block(static_cast<std::uint64_t>(first), count, *buffer, &cancel_, implied_squares)) break;
     std::lock_guard lock(mutex_);
     pending_[block] = std::move(buffer);
     for (auto it = pending_.find(merged_blocks_); it != pending_.end(); it = pending_.find(merged_blocks_)) {
       BlockSums& b = *it->second;
-      if (segment_.count == 0) {
-        std::swap(segment_, b);  // a segment's first block is its sum (0 + x = x, and block sums are never -0)
-      } else {
-        for (std::size_t k = 0; k < accum_size_; ++k) segment_.sum[k] += b.sum[k];
-        for (std::size_t k = 0; k < accum_size_; ++k) segment_.sumsq[k] += b.sumsq[k];
-        segment_.count += b.count;
-      }
+      if (segment_.count == 0)
+        segment_.take(b);  // a segment's first block is its sum
+      else
+        segment_.add(b);
       free_buffers_.push_back(std::move(it->second));
       pending_.erase(it);
       ++merged_blocks_;

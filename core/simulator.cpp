@@ -91,7 +91,8 @@ using kernel::dot_row;
 
 // Adds this layer's S, A, C, norms and metrics (and their squares) to the block sums. kFirst: the
 // block's first sample, which writes every value of the layer (kernel::add_value), absent metrics as 0.
-template <bool kFirst>
+// kSquares false: a one-sample block with its squares implied (BlockSums::squares_implied).
+template <bool kFirst, bool kSquares = true>
 [[gnu::always_inline]] inline void accumulate(const KernelArgs& k, int l, const float* S, const float* A,
                                               const float* C, const float* inv_norm, const SampleMetrics& m,
                                               BlockSums& sums) {
@@ -99,22 +100,22 @@ template <bool kFirst>
   const AccumLayout& L = *k.layout;
   double* sum = sums.sum.data();
   double* sq = sums.sumsq.data();
-  kernel::add_masked_map<kFirst>(sum, sq, L.score(l), n, k.lo, k.hi, S);
-  kernel::add_masked_map<kFirst>(sum, sq, L.weight(l), n, k.lo, k.hi, A);
-  kernel::add_lower<kFirst>(sum, sq, L.cosine(l), n, C);
-  kernel::add_norms<kFirst>(sum, sq, L.norm(l), n, inv_norm);
-  kernel::add_value<kFirst>(sum, sq, L.score_slope(l), m.score_slope);
-  kernel::add_value<kFirst>(sum, sq, L.weight_slope(l), m.weight_slope);
+  kernel::add_masked_map<kFirst, kSquares>(sum, sq, L.score(l), n, k.lo, k.hi, S);
+  kernel::add_masked_map<kFirst, kSquares>(sum, sq, L.weight(l), n, k.lo, k.hi, A);
+  kernel::add_lower<kFirst, kSquares>(sum, sq, L.cosine(l), n, C);
+  kernel::add_norms<kFirst, kSquares>(sum, sq, L.norm(l), n, inv_norm);
+  kernel::add_value<kFirst, kSquares>(sum, sq, L.score_slope(l), m.score_slope);
+  kernel::add_value<kFirst, kSquares>(sum, sq, L.weight_slope(l), m.weight_slope);
   const bool rp = k.triples > 0, adjacency = n >= 3;
   if (rp || kFirst) {
-    kernel::add_value<kFirst>(sum, sq, L.recency(l), rp ? m.recency.value : 0.0);
-    kernel::add_value<kFirst>(sum, sq, L.recency_ties(l), rp ? m.recency.ties : 0.0);
+    kernel::add_value<kFirst, kSquares>(sum, sq, L.recency(l), rp ? m.recency.value : 0.0);
+    kernel::add_value<kFirst, kSquares>(sum, sq, L.recency_ties(l), rp ? m.recency.ties : 0.0);
   }
   if (adjacency || kFirst) {
-    kernel::add_value<kFirst>(sum, sq, L.adjacency(l), adjacency ? m.adjacency.value : 0.0);
-    kernel::add_value<kFirst>(sum, sq, L.adjacency_ties(l), adjacency ? m.adjacency.ties : 0.0);
-    kernel::add_value<kFirst>(sum, sq, L.norm_adjacency(l), adjacency ? m.norm_adjacency.value : 0.0);
-    kernel::add_value<kFirst>(sum, sq, L.norm_adjacency_ties(l), adjacency ? m.norm_adjacency.ties : 0.0);
+    kernel::add_value<kFirst, kSquares>(sum, sq, L.adjacency(l), adjacency ? m.adjacency.value : 0.0);
+    kernel::add_value<kFirst, kSquares>(sum, sq, L.adjacency_ties(l), adjacency ? m.adjacency.ties : 0.0);
+    kernel::add_value<kFirst, kSquares>(sum, sq, L.norm_adjacency(l), adjacency ? m.norm_adjacency.value : 0.0);
+    kernel::add_value<kFirst, kSquares>(sum, sq, L.norm_adjacency_ties(l), adjacency ? m.norm_adjacency.ties : 0.0);
   }
 }
 
@@ -124,7 +125,7 @@ template <bool kFirst>
 MASKSCOPE_KERNEL_CLONES
 bool run_samples(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sample, std::int64_t count,
                  BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel,
-                 std::vector<SampleTrace>* every = nullptr) {
+                 std::vector<SampleTrace>* every = nullptr, bool implied_squares = false) {
   const int n = k.n, d = k.d;
   for (std::int64_t t = 0; t < count; ++t) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
@@ -153,7 +154,9 @@ bool run_samples(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sa
       mix(k, w.a.data(), y, x, xn);
       kernel::output_cosines(n, d, xn, w.inv_norm.data(), w.c.data());
       const SampleMetrics m = sample_metrics(k, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), w.norms.data());
-      if (sums && t == 0)
+      if (sums && t == 0 && implied_squares)
+        accumulate<true, false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
+      else if (sums && t == 0)
         accumulate<true>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
       else if (sums)
         accumulate<false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
@@ -283,8 +286,16 @@ const Network* Simulator::network() const { return random_weights_ ? random_weig
 
 
 bool Simulator::simulate_block(std::uint64_t first_sample, std::int64_t count, BlockSums& sums,
-                               const std::atomic<bool>* cancel) {
-  if (random_weights_ || lanes_ || sums.sum.size() != layout_.total()) {
+                               const std::atomic<bool>* cancel, bool implied_squares) {
+  if (implied_squares && count == 1 && !random_weights_ && !lanes_) {
+    // One sample: its values alone; the squares follow from them (BlockSums::squares_implied).
+    if (sums.sum.size() != layout_.total()) sums.sum = BigVector(layout_.total());
+    if (!sums.sumsq.empty()) sums.sumsq = BigVector();
+    sums.count = 0;
+    const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_);
+    return run_samples(k, *work_, first_sample, 1, &sums, nullptr, cancel, nullptr, true);
+  }
+  if (random_weights_ || lanes_ || sums.sum.size() != layout_.total() || sums.sumsq.size() != layout_.total()) {
     sums.reset(layout_.total());
   } else {
     sums.count = 0;  // the per-sample kernel's first sample writes every value: no pass of zeros (25 MB at n 512)

@@ -92,9 +92,11 @@ class Simulator {
   const AccumLayout& layout() const { return layout_; }
 
   // Runs samples first_sample .. first_sample + count - 1 into `sums` (which it resets first).
-  // Returns false, leaving `sums` partial, if `cancel` became true.
+  // Returns false, leaving `sums` partial, if `cancel` became true. implied_squares: a block of one
+  // sample on the per-sample kernel stores no squares (BlockSums::squares_implied); other blocks
+  // store them as usual.
   bool simulate_block(std::uint64_t first_sample, std::int64_t count, BlockSums& sums,
-                      const std::atomic<bool>* cancel = nullptr);
+                      const std::atomic<bool>* cancel = nullptr, bool implied_squares = false);
 
   // Sample `sample` of the run, with every intermediate.
   SampleTrace trace_sample(std::uint64_t sample);

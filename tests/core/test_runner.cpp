@@ -414,3 +414,39 @@ TEST_CASE("block sums start at zero: new, reset to another size, and reset after
     CHECK(nonzero == 0);
   }
 }
+
+TEST_CASE("a one-sample block with implied squares: its values alone, and the same segment sums bit for bit") {
+  Settings s = test::ln_recency(64, 0.5, 10);
+  s.n = 37;  // rows not a multiple of 4
+  s.layers = 2;
+  for (MaskKind mask : {MaskKind::causal, MaskKind::bidirectional}) {
+    s.mask = mask;
+    Simulator sim(s, false, Simulator::Kernel::per_sample);
+    const std::size_t size = sim.layout().total();
+    BlockSums stored[2], implied[2];
+    for (int t = 0; t < 2; ++t) {
+      REQUIRE(sim.simulate_block(std::uint64_t(5 + t), 1, stored[t]));
+      REQUIRE(sim.simulate_block(std::uint64_t(5 + t), 1, implied[t], nullptr, /*implied_squares=*/true));
+      REQUIRE(implied[t].squares_implied());
+      CHECK_FALSE(stored[t].squares_implied());
+      REQUIRE(implied[t].sum.size() == size);
+      CHECK(std::memcmp(implied[t].sum.data(), stored[t].sum.data(), size * sizeof(double)) == 0);
+    }
+    // A segment's first block, then a second one: from stored squares and from implied ones.
+    BlockSums a, b;
+    a.take(stored[0]);
+    a.add(stored[1]);
+    b.take(implied[0]);
+    b.add(implied[1]);
+    CHECK(a.count == 2);
+    CHECK(b.count == 2);
+    REQUIRE(b.sumsq.size() == size);
+    CHECK(std::memcmp(a.sum.data(), b.sum.data(), size * sizeof(double)) == 0);
+    CHECK(std::memcmp(a.sumsq.data(), b.sumsq.data(), size * sizeof(double)) == 0);
+    // Blocks of more samples store their squares whatever is asked.
+    BlockSums two;
+    REQUIRE(sim.simulate_block(5, 2, two, nullptr, true));
+    CHECK(two.sumsq.size() == size);
+    CHECK_FALSE(two.squares_implied());
+  }
+}
