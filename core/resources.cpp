@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "accumulator.hpp"
+#include "simulator.hpp"
 
 namespace maskscope {
 
@@ -52,7 +53,11 @@ RunCost estimate_cost(const Settings& s, int threads) {
                                        ? sizeof(float) * (22 * nd + (2 * std::uint64_t(s.heads) + 5) * nn) + 2 * sizeof(double) * nn
                                        : sizeof(float) * (6 * nd + 3 * nn);
   const std::uint64_t work = std::uint64_t(threads) * per_thread;
-  c.memory_bytes = buffers * sums_bytes(s) + snapshot + work + network_bytes(s);  // the network is shared
+  // One-sample blocks of the parameter-free model hold no squares (BlockSums::squares_implied): the
+  // workers' buffers are half size.
+  const std::uint64_t workers = std::uint64_t(threads) + std::uint64_t(merge_lookahead(s, threads));
+  const std::uint64_t implied = !s.random_weights() && samples_per_block(s) == 1 ? workers * sums_bytes(s) / 2 : 0;
+  c.memory_bytes = buffers * sums_bytes(s) - implied + snapshot + work + network_bytes(s);  // the network is shared
   // JSON: six n x n matrices per layer at about 22 characters a number, plus the vectors.
   c.json_bytes = std::uint64_t(s.layers) * (6 * nn + 2 * std::uint64_t(s.n)) * 22 + 4096;
   return c;
