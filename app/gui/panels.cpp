@@ -180,6 +180,7 @@ void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
       in_range.push_back(v);
     }
   p.centred = centred;
+  p.max_se = max_se;  // the status line asks every frame: not 4 x 262,144 cells a frame at n 512
   if (in_range.empty()) {  // nothing to show (or only the diagonal): a neutral range
     p.lo = centred ? -1.0f : 0.0f;
     p.hi = 1.0f;
@@ -300,9 +301,14 @@ std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& vie
 
 double largest_shown_se(const std::vector<PanelData>& panels) {
   double m = 0;
-  for (const auto& p : panels)
+  for (const auto& p : panels) {
+    if (p.max_se >= 0) {
+      m = std::max(m, p.max_se);
+      continue;
+    }
     for (std::size_t e = 0; e < p.se.size() && e < p.value.size(); ++e)
       if (std::isfinite(p.value[e]) && std::isfinite(p.se[e])) m = std::max(m, p.se[e]);
+  }
   return m;
 }
 

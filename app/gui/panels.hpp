@@ -67,6 +67,7 @@ struct PanelData {
   double ties = 0;                    // tie fraction of the panel's metric (RP or adjacency)
   const char* metric_name = "";       // the panel's metric (panel_metric): "RP", "adj", "norm adj"
   double metric = 0, metric_se = 0;
+  double max_se = -1;  // the largest finite SE where the value is finite (set by fit_range); -1: not known
 };
 
 // Sets p.lo / p.hi (and below / above) from p.value by `mode`; `skip_diagonal` leaves the

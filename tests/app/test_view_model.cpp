@@ -274,3 +274,34 @@ TEST_CASE("choosing the random-weight family without gamma gives it its default 
   CHECK_THROWS_WITH_AS(apply_settings_json({{"model", "gpt"}}, t, "--set"), doctest::Contains("parameter_free, random_weights"),
                        std::runtime_error);
 }
+
+TEST_CASE("largest SE on screen: the panels' own record equals a pass over their cells, maps and norm bars") {
+  Settings s;
+  s.d = 16;
+  s.alpha = 0.5;
+  s.samples = 300;
+  s.n = 9;
+  s.layers = 2;
+  s.threads = 1;
+  const auto snap = run_to_completion(s);
+  auto brute = [](const std::vector<PanelData>& panels) {
+    double m = 0;
+    for (const auto& p : panels)
+      for (std::size_t e = 0; e < p.se.size() && e < p.value.size(); ++e)
+        if (std::isfinite(p.value[e]) && std::isfinite(p.se[e])) m = std::max(m, p.se[e]);
+    return m;
+  };
+  for (Quantity q : {Quantity::score, Quantity::weight, Quantity::cosine, Quantity::norm}) {
+    for (bool hide : {true, false}) {
+      CAPTURE(int(q));
+      ViewOptions view;
+      view.quantity = q;
+      view.hide_diagonal = hide;
+      const auto panels = build_panels(*snap, view);
+      REQUIRE(!panels.empty());
+      const double expect = brute(panels);
+      CHECK(expect > 0);
+      CHECK(largest_shown_se(panels) == expect);
+    }
+  }
+}
