@@ -235,7 +235,11 @@ void Run::publisher_main() {
       break;
     }
     published_samples = copy.count;
-    Snapshot snap = make_snapshot(settings_, copy, keys_);
+    Snapshot snap = make_snapshot(settings_, copy, keys_, &abandoned_);
+    if (abandoned_.load()) {  // nobody reads it: its maps go back to the pool; then wait for the workers
+      share_snapshot(std::move(snap)).reset();
+      continue;
+    }
     snap.elapsed_s = std::chrono::duration<double>(now - start_).count();
     snap.samples_per_s = active_s > 0 ? static_cast<double>(snap.samples_done) / active_s : 0.0;
     snap.finished = snap.samples_done >= end_sample_ - begin_sample_;

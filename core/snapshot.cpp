@@ -175,6 +175,8 @@ void hidden_stats(const RunMoments& m, const AccumLayout& L, int l, const KeyRan
   out.norm_adjacency_ties = nadj.ties;
 }
 
+bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
+
 // Block l's statistics.
 void block_stats(const Settings& s, const AccumLayout& L, const RunMoments& m, const KeyRanges& keys, int l,
                  LayerStats& out) {
@@ -217,7 +219,7 @@ void block_stats(const Settings& s, const AccumLayout& L, const RunMoments& m, c
 
 }  // namespace
 
-Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys) {
+Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys, const std::atomic<bool>* stop) {
   const AccumLayout L = accum_layout(s);
   Snapshot snap;
   snap.settings = s;
@@ -229,10 +231,11 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& 
   std::thread helper;
   if (split < s.layers)
     helper = std::thread([&] {
-      for (int l = split; l < s.layers; ++l) block_stats(s, L, m, keys, l, snap.layers[l]);
+      for (int l = split; l < s.layers && !stopped(stop); ++l) block_stats(s, L, m, keys, l, snap.layers[l]);
     });
-  for (int l = 0; l < split; ++l) block_stats(s, L, m, keys, l, snap.layers[l]);
+  for (int l = 0; l < split && !stopped(stop); ++l) block_stats(s, L, m, keys, l, snap.layers[l]);
   if (helper.joinable()) helper.join();
+  if (stopped(stop)) return snap;  // incomplete: its caller throws it away
   if (L.embeddings) {
     snap.embeddings.resize(1);
     LayerStats& e = snap.embeddings[0];

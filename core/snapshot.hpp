@@ -2,6 +2,8 @@
 // its standard error (MODEL.md sections 3-4). The runner publishes these; readers never wait.
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -56,8 +58,11 @@ struct Snapshot {
 };
 
 // Means, standard errors and metrics from the merged moments. Its maps reuse the memory of
-// snapshots released through share_snapshot where there is some.
-Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys);
+// snapshots released through share_snapshot where there is some. `stop`, checked before each
+// layer: once it is true the rest is not built and the snapshot is incomplete, for a caller that
+// throws it away (an abandoned run: at n 512 a build is 25 ms of CPU the next run's first sample needs).
+Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys,
+                       const std::atomic<bool>* stop = nullptr);
 
 // `snap`, shared; when its last reader lets go, its maps' memory is kept for the next make_snapshot
 // (up to about one n 512 snapshot's worth, process-wide), not returned to the system. At n 512 a

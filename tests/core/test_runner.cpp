@@ -450,3 +450,17 @@ TEST_CASE("a one-sample block with implied squares: its values alone, and the sa
     CHECK_FALSE(two.squares_implied());
   }
 }
+
+TEST_CASE("make_snapshot stops before the next layer once asked (an abandoned run's picture), and not otherwise") {
+  Settings s = test::ln_recency(64, 0.5, 1);
+  s.n = 200;  // 4 layers of 200: two threads
+  RunMoments m(accum_layout(s).total());
+  m.count = 3;
+  const KeyRanges keys = key_ranges(s);
+  std::atomic<bool> stop{true};
+  const Snapshot stopped = make_snapshot(s, m, keys, &stop);
+  for (const LayerStats& l : stopped.layers) CHECK(l.score_mean.empty());
+  stop = false;
+  const Snapshot whole = make_snapshot(s, m, keys, &stop);
+  for (const LayerStats& l : whole.layers) CHECK(l.score_mean.size() == std::size_t(200) * 200);
+}
