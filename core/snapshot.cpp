@@ -212,7 +212,9 @@ void block_stats(const Settings& s, const AccumLayout& L, const RunMoments& m, c
     }
   }
   diagonal_normalized(out.score_mean, n, pooled(out.score_diag_normalized, out.score_mean.size()));
-  const auto q = quantiles(out.score_diag_normalized, 0.01, 0.99);
+  std::vector<double> scratch = map_pool().take(out.score_diag_normalized.size());
+  const auto q = quantiles(out.score_diag_normalized, 0.01, 0.99, scratch);
+  map_pool().give(std::move(scratch));
   out.score_diag_q01 = q[0];
   out.score_diag_q99 = q[1];
 }
