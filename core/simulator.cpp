@@ -192,19 +192,20 @@ KeyRanges key_ranges(const Settings& s) {
       sum_i[std::size_t(i - j + n - 1)] += i;
       cells[std::size_t(i - j + n - 1)] += 1;
     }
+  std::vector<double> mean_i(std::size_t(2 * n), 0.0);  // once per offset, not per cell (n 512: 2 x 131,328 cells)
+  for (std::size_t o = 0; o < mean_i.size(); ++o)
+    if (cells[o] > 0) mean_i[o] = sum_i[o] / cells[o];
   double q = 0;
   for (int i = 0; i < n; ++i)
     for (int j = r.lo[i]; j <= r.hi[i]; ++j) {
-      const std::size_t o = std::size_t(i - j + n - 1);
-      q += (i - sum_i[o] / cells[o]) * (i - sum_i[o] / cells[o]);
+      const double c = i - mean_i[std::size_t(i - j + n - 1)];
+      q += c * c;
     }
   r.slope_coef.assign(std::size_t(n) * n + 8, 0.0f);  // 8 floats of slack (kernel::offset_slope)
   if (q > 0)
     for (int i = 0; i < n; ++i)
-      for (int j = r.lo[i]; j <= r.hi[i]; ++j) {
-        const std::size_t o = std::size_t(i - j + n - 1);
-        r.slope_coef[std::size_t(i) * n + j] = static_cast<float>((i - sum_i[o] / cells[o]) / q);
-      }
+      for (int j = r.lo[i]; j <= r.hi[i]; ++j)
+        r.slope_coef[std::size_t(i) * n + j] = static_cast<float>((i - mean_i[std::size_t(i - j + n - 1)]) / q);
   return r;
 }
 
