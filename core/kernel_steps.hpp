@@ -163,31 +163,38 @@ struct Proportion {
 
 // Recency probability of one sample (LN-recency Sec. 3, MODEL.md section 4): over triples
 // i > k > j of unmasked keys, the fraction with S_ik > S_ij, ties 1/2.
-[[gnu::always_inline]] inline Proportion recency_of(int n, const int* key_lo, std::int64_t triples, const float* S) {
+// From the pair counts of every row, summed (integers: in any order).
+inline Proportion recency_from(std::int64_t triples, PairCounts total) {
   Proportion p;
   if (triples <= 0) return p;
+  p.value = 0.5 * static_cast<double>(total.half_units()) / static_cast<double>(triples);
+  p.ties = static_cast<double>(total.ties) / static_cast<double>(triples);
+  return p;
+}
+
+[[gnu::always_inline]] inline Proportion recency_of(int n, const int* key_lo, std::int64_t triples, const float* S) {
+  if (triples <= 0) return Proportion{};
   PairCounts total;
   for (int i = 0; i < n; ++i) {
     const PairCounts c = ordered_pairs(S + std::size_t(i) * n, key_lo[i], i);
     total.wins += c.wins;
     total.ties += c.ties;
   }
-  p.value = 0.5 * static_cast<double>(total.half_units()) / static_cast<double>(triples);
-  p.ties = static_cast<double>(total.ties) / static_cast<double>(triples);
-  return p;
+  return recency_from(triples, total);
 }
 
 // Adjacency score of one sample (Zuo et al. Sec. 4.1, App. A; MODEL.md section 4): over rows
 // k >= 2 and pairs i < j < k, the fraction with row_k[i] < row_k[j], ties 1/2, averaged over rows.
 // `row(k)` gives row k (8 floats of slack past its end). For the cosine matrix row k is C_k (the
 // diagonal left out); for norm adjacency (MODEL.md section 7) every row is the norm sequence.
-template <class Row>
-[[gnu::always_inline]] inline Proportion adjacency_of(int n, Row row) {
+// From each row's counts, `counts(r)` for r = 2 .. n-1, averaged in row order.
+template <class Counts>
+[[gnu::always_inline]] inline Proportion adjacency_from(int n, Counts counts) {
   Proportion p;
   if (n < 3) return p;
   double row_sum = 0.0, tie_sum = 0.0;
   for (int r = 2; r < n; ++r) {
-    const PairCounts c = ordered_pairs(row(r), 0, r);
+    const PairCounts c = counts(r);
     const double pairs = 0.5 * static_cast<double>(r) * (r - 1);
     row_sum += 0.5 * static_cast<double>(c.half_units()) / pairs;
     tie_sum += static_cast<double>(c.ties) / pairs;
@@ -195,6 +202,11 @@ template <class Row>
   p.value = row_sum / (n - 2);
   p.ties = tie_sum / (n - 2);
   return p;
+}
+
+template <class Row>
+[[gnu::always_inline]] inline Proportion adjacency_of(int n, Row row) {
+  return adjacency_from(n, [&](int r) __attribute__((always_inline)) { return ordered_pairs(row(r), 0, r); });
 }
 
 // Norm adjacency (Zuo et al. Sec. 5.4, MODEL.md section 7): the adjacency score of the matrix whose

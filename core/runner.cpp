@@ -120,8 +120,13 @@ void Run::worker_main() {
     const std::int64_t count = std::min(grid_.block_size, settings_.samples - first);
     // One-sample blocks store no squares (half the memory and writing), except a run's first: it
     // becomes the open segment as it is (swapped in), which keeps the first picture's path short.
-    const bool implied_squares = block != begin_block_;
-    if (!sim.simulate_block(static_cast<std::uint64_t>(first), count, *buffer, &cancel_, implied_squares)) break;
+    Simulator::BlockOptions how;
+    how.implied_squares = block != begin_block_;
+    // With the first picture first, the other workers wait during the first block: its first
+    // sample's pair counts (half its time at n 512) take a second core. From n 256, where they
+    // outweigh a thread's start.
+    how.split_first_sample = block == begin_block_ && options_.first_picture_alone && settings_.n >= 256;
+    if (!sim.simulate_block(static_cast<std::uint64_t>(first), count, *buffer, &cancel_, how)) break;
     std::lock_guard lock(mutex_);
     pending_[block] = std::move(buffer);
     for (auto it = pending_.find(merged_blocks_); it != pending_.end(); it = pending_.find(merged_blocks_)) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "resources.hpp"
 #include "random_stream.hpp"
@@ -75,16 +76,49 @@ using kernel::dot_row;
 }
 
 
+// Rows [from, to)'s pair counts: recency pairs of S (when `recency`) and adjacency pairs of C (rows >= 2).
+MASKSCOPE_KERNEL_CLONES
+void row_pairs(int n, const int* lo, bool recency, const float* S, const float* C, int from, int to, PairCounts* rec,
+               PairCounts* adj) {
+  for (int i = from; i < to; ++i) {
+    if (recency) rec[i] = ordered_pairs(S + std::size_t(i) * n, lo[i], i);
+    if (i >= 2) adj[i] = ordered_pairs(C + std::size_t(i) * n, 0, i);
+  }
+}
+
 // MODEL.md sections 4 and 7, one sample: recency probability of S, adjacency score of the cosine
 // matrix C, and norm adjacency of the output norms ||x_i|| (into `norms`, 8 floats of slack).
+// `split`: the O(n^3) pair counts of the later rows go to a second thread (a new run's first
+// sample, while the other workers wait for its picture: Run's first_picture_alone). Counts are
+// integers and rows are averaged in order, so the bits are those of one thread.
 [[gnu::always_inline]] inline SampleMetrics sample_metrics(const KernelArgs& k, const float* S, const float* A,
-                                                           const float* C, const float* inv_norm, float* norms) {
+                                                           const float* C, const float* inv_norm, float* norms,
+                                                           Simulator::Work* split = nullptr) {
   const int n = k.n;
   SampleMetrics m;
   m.score_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, S);
   m.weight_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, A);
-  m.recency = kernel::recency_of(n, k.lo, k.triples, S);
-  m.adjacency = kernel::adjacency_of(n, [&](int r) { return C + std::size_t(r) * n; });
+  if (split) {
+    split->recency_rows.assign(std::size_t(n), PairCounts{});
+    split->adjacency_rows.assign(std::size_t(n), PairCounts{});
+    PairCounts* rec = split->recency_rows.data();
+    PairCounts* adj = split->adjacency_rows.data();
+    const bool recency = k.triples > 0;
+    const int mid = static_cast<int>(0.794 * n);  // row i costs ~i^2: rows [0, 0.794 n) are half the pairs
+    std::thread later(row_pairs, n, k.lo, recency, S, C, mid, n, rec, adj);
+    row_pairs(n, k.lo, recency, S, C, 0, mid, rec, adj);
+    later.join();
+    PairCounts total;
+    for (int i = 0; i < n; ++i) {
+      total.wins += rec[i].wins;
+      total.ties += rec[i].ties;
+    }
+    m.recency = kernel::recency_from(k.triples, total);
+    m.adjacency = kernel::adjacency_from(n, [&](int r) { return adj[r]; });
+  } else {
+    m.recency = kernel::recency_of(n, k.lo, k.triples, S);
+    m.adjacency = kernel::adjacency_of(n, [&](int r) { return C + std::size_t(r) * n; });
+  }
   m.norm_adjacency = kernel::norm_adjacency_of(n, inv_norm, norms);
   return m;
 }
@@ -125,7 +159,7 @@ template <bool kFirst, bool kSquares = true>
 MASKSCOPE_KERNEL_CLONES
 bool run_samples(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sample, std::int64_t count,
                  BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel,
-                 std::vector<SampleTrace>* every = nullptr, bool implied_squares = false) {
+                 std::vector<SampleTrace>* every = nullptr, bool implied_squares = false, bool split_first = false) {
   const int n = k.n, d = k.d;
   for (std::int64_t t = 0; t < count; ++t) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
@@ -153,7 +187,8 @@ bool run_samples(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sa
       kernel::softmax(n, k.lo, k.hi, w.s.data(), w.a.data());
       mix(k, w.a.data(), y, x, xn);
       kernel::output_cosines(n, d, xn, w.inv_norm.data(), w.c.data());
-      const SampleMetrics m = sample_metrics(k, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), w.norms.data());
+      const SampleMetrics m = sample_metrics(k, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), w.norms.data(),
+                                             split_first && t == 0 ? &w : nullptr);
       if (sums && t == 0 && implied_squares)
         accumulate<true, false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
       else if (sums && t == 0)
@@ -287,16 +322,14 @@ const Network* Simulator::network() const { return random_weights_ ? random_weig
 
 
 bool Simulator::simulate_block(std::uint64_t first_sample, std::int64_t count, BlockSums& sums,
-                               const std::atomic<bool>* cancel, bool implied_squares) {
-  if (implied_squares && count == 1 && !random_weights_ && !lanes_) {
+                               const std::atomic<bool>* cancel, BlockOptions options) {
+  const bool implied_squares = options.implied_squares && count == 1 && !random_weights_ && !lanes_;
+  if (implied_squares) {
     // One sample: its values alone; the squares follow from them (BlockSums::squares_implied).
     if (sums.sum.size() != layout_.total()) sums.sum = BigVector(layout_.total());
     if (!sums.sumsq.empty()) sums.sumsq = BigVector();
     sums.count = 0;
-    const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_);
-    return run_samples(k, *work_, first_sample, 1, &sums, nullptr, cancel, nullptr, true);
-  }
-  if (random_weights_ || lanes_ || sums.sum.size() != layout_.total() || sums.sumsq.size() != layout_.total()) {
+  } else if (random_weights_ || lanes_ || sums.sum.size() != layout_.total() || sums.sumsq.size() != layout_.total()) {
     sums.reset(layout_.total());
   } else {
     sums.count = 0;  // the per-sample kernel's first sample writes every value: no pass of zeros (25 MB at n 512)
@@ -304,7 +337,8 @@ bool Simulator::simulate_block(std::uint64_t first_sample, std::int64_t count, B
   if (random_weights_) return random_weights_->run(first_sample, count, &sums, nullptr, cancel);
   const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_);
   if (lanes_) return lanes_->run(k, *work_, first_sample, count, &sums, nullptr, cancel);
-  return run_samples(k, *work_, first_sample, count, &sums, nullptr, cancel);
+  return run_samples(k, *work_, first_sample, count, &sums, nullptr, cancel, nullptr, implied_squares,
+                     options.split_first_sample);
 }
 
 std::vector<SampleTrace> Simulator::trace_block(std::uint64_t first_sample, std::int64_t count) {

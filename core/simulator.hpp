@@ -75,6 +75,16 @@ InputBasis input_basis(const Settings& s, bool explicit_inputs = false);
 // only on (seed, sample index) (random_stream.hpp).
 std::int64_t samples_per_block(const Settings& s);
 
+// How Simulator::simulate_block runs a block (outside the class so that `= {}` can default it).
+struct SimulateBlockOptions {
+  // A block of one sample on the per-sample kernel stores no squares (BlockSums::squares_implied);
+  // other blocks store them as usual.
+  bool implied_squares = false;
+  // The per-sample kernel's first sample of the block counts its later rows' pairs on a second
+  // thread (for a core that is idle anyway: a new run's first sample). The same bits.
+  bool split_first_sample = false;
+};
+
 class Simulator {
  public:
   // Which kernel runs the parameter-free model: `automatic` takes the lane kernel (lane_kernel.hpp)
@@ -91,12 +101,11 @@ class Simulator {
 
   const AccumLayout& layout() const { return layout_; }
 
+  using BlockOptions = SimulateBlockOptions;
   // Runs samples first_sample .. first_sample + count - 1 into `sums` (which it resets first).
-  // Returns false, leaving `sums` partial, if `cancel` became true. implied_squares: a block of one
-  // sample on the per-sample kernel stores no squares (BlockSums::squares_implied); other blocks
-  // store them as usual.
+  // Returns false, leaving `sums` partial, if `cancel` became true.
   bool simulate_block(std::uint64_t first_sample, std::int64_t count, BlockSums& sums,
-                      const std::atomic<bool>* cancel = nullptr, bool implied_squares = false);
+                      const std::atomic<bool>* cancel = nullptr, BlockOptions options = {});
 
   // Sample `sample` of the run, with every intermediate.
   SampleTrace trace_sample(std::uint64_t sample);

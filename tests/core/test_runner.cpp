@@ -426,7 +426,7 @@ TEST_CASE("a one-sample block with implied squares: its values alone, and the sa
     BlockSums stored[2], implied[2];
     for (int t = 0; t < 2; ++t) {
       REQUIRE(sim.simulate_block(std::uint64_t(5 + t), 1, stored[t]));
-      REQUIRE(sim.simulate_block(std::uint64_t(5 + t), 1, implied[t], nullptr, /*implied_squares=*/true));
+      REQUIRE(sim.simulate_block(std::uint64_t(5 + t), 1, implied[t], nullptr, {.implied_squares = true}));
       REQUIRE(implied[t].squares_implied());
       CHECK_FALSE(stored[t].squares_implied());
       REQUIRE(implied[t].sum.size() == size);
@@ -445,7 +445,7 @@ TEST_CASE("a one-sample block with implied squares: its values alone, and the sa
     CHECK(std::memcmp(a.sumsq.data(), b.sumsq.data(), size * sizeof(double)) == 0);
     // Blocks of more samples store their squares whatever is asked.
     BlockSums two;
-    REQUIRE(sim.simulate_block(5, 2, two, nullptr, true));
+    REQUIRE(sim.simulate_block(5, 2, two, nullptr, {.implied_squares = true}));
     CHECK(two.sumsq.size() == size);
     CHECK_FALSE(two.squares_implied());
   }
@@ -463,4 +463,25 @@ TEST_CASE("make_snapshot stops before the next layer once asked (an abandoned ru
   stop = false;
   const Snapshot whole = make_snapshot(s, m, keys, &stop);
   for (const LayerStats& l : whole.layers) CHECK(l.score_mean.size() == std::size_t(200) * 200);
+}
+
+TEST_CASE("a first sample whose pair counts are split over two threads gives the same bits as one thread") {
+  Settings s = test::ln_recency(64, 0.5, 10);
+  s.layers = 2;
+  for (MaskKind mask : {MaskKind::causal, MaskKind::bidirectional, MaskKind::window}) {
+    s.mask = mask;
+    s.window = 9;
+    for (int n : {3, 37, 130}) {
+      CAPTURE(n);
+      CAPTURE(int(mask));
+      s.n = n;
+      Simulator sim(s, false, Simulator::Kernel::per_sample);
+      BlockSums one, two;
+      REQUIRE(sim.simulate_block(4, 2, one));
+      REQUIRE(sim.simulate_block(4, 2, two, nullptr, {.split_first_sample = true}));
+      REQUIRE(one.sum.size() == two.sum.size());
+      CHECK(std::memcmp(one.sum.data(), two.sum.data(), one.sum.size() * sizeof(double)) == 0);
+      CHECK(std::memcmp(one.sumsq.data(), two.sumsq.data(), one.sumsq.size() * sizeof(double)) == 0);
+    }
+  }
 }
