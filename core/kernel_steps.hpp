@@ -163,24 +163,26 @@ struct Proportion {
 
 // Recency probability of one sample (LN-recency Sec. 3, MODEL.md section 4): over triples
 // i > k > j of unmasked keys, the fraction with S_ik > S_ij, ties 1/2.
-// From the pair counts of every row, summed (integers: in any order).
-inline Proportion recency_from(std::int64_t triples, PairCounts total) {
+// From each row's counts, `counts(i)` for i = 0 .. n-1, summed (integers: in any order).
+template <class Counts>
+[[gnu::always_inline]] inline Proportion recency_from(int n, std::int64_t triples, Counts counts) {
   Proportion p;
   if (triples <= 0) return p;
+  PairCounts total;
+  for (int i = 0; i < n; ++i) {
+    const PairCounts c = counts(i);
+    total.wins += c.wins;
+    total.ties += c.ties;
+  }
   p.value = 0.5 * static_cast<double>(total.half_units()) / static_cast<double>(triples);
   p.ties = static_cast<double>(total.ties) / static_cast<double>(triples);
   return p;
 }
 
 [[gnu::always_inline]] inline Proportion recency_of(int n, const int* key_lo, std::int64_t triples, const float* S) {
-  if (triples <= 0) return Proportion{};
-  PairCounts total;
-  for (int i = 0; i < n; ++i) {
-    const PairCounts c = ordered_pairs(S + std::size_t(i) * n, key_lo[i], i);
-    total.wins += c.wins;
-    total.ties += c.ties;
-  }
-  return recency_from(triples, total);
+  return recency_from(n, triples, [&](int i) __attribute__((always_inline)) {
+    return ordered_pairs(S + std::size_t(i) * n, key_lo[i], i);
+  });
 }
 
 // Adjacency score of one sample (Zuo et al. Sec. 4.1, App. A; MODEL.md section 4): over rows

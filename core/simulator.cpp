@@ -108,12 +108,7 @@ void row_pairs(int n, const int* lo, bool recency, const float* S, const float* 
     std::thread later(row_pairs, n, k.lo, recency, S, C, mid, n, rec, adj);
     row_pairs(n, k.lo, recency, S, C, 0, mid, rec, adj);
     later.join();
-    PairCounts total;
-    for (int i = 0; i < n; ++i) {
-      total.wins += rec[i].wins;
-      total.ties += rec[i].ties;
-    }
-    m.recency = kernel::recency_from(k.triples, total);
+    m.recency = kernel::recency_from(n, k.triples, [&](int i) { return rec[i]; });
     m.adjacency = kernel::adjacency_from(n, [&](int r) { return adj[r]; });
   } else {
     m.recency = kernel::recency_of(n, k.lo, k.triples, S);
