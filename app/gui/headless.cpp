@@ -33,6 +33,8 @@ HeadlessDriver::HeadlessDriver(const AppOptions& options, Controller& controller
 }
 
 void HeadlessDriver::before_frame() {
+  frame_begin_ = std::chrono::steady_clock::now();
+  frame_cpu_begin_ = thread_cpu_ms();
   // Move alpha like a user would, each move restarting the run: 8 frames after the new run's first
   // heatmap is on screen (so every move is measured, at any n; frames meanwhile are the refining
   // ones), or after 300 frames without one.
@@ -139,9 +141,6 @@ bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
   const auto now = std::chrono::steady_clock::now();
   frame_ms_.push_back(std::chrono::duration<double, std::milli>(now - last_frame_).count());
   last_frame_ = now;
-  const double cpu = thread_cpu_ms();
-  frame_cpu_ms_.push_back(cpu - last_frame_cpu_);
-  last_frame_cpu_ = cpu;
   const bool screenshot_pending = !options_.screenshot.empty() && !screenshot_taken_;
   if (options_.exit_when_done && frames_after_done_ >= 2 && !screenshot_pending) return true;
   if (options_.exit_when_done && screenshot_taken_ && (options_.screenshot_at_samples > 0 || options_.screenshot_at_se > 0))
@@ -149,21 +148,35 @@ bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
   return options_.ui_bench > 0 && bench_restarts_ >= options_.ui_bench;
 }
 
+void HeadlessDriver::after_swap() {
+  draw_ms_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_begin_).count());
+  frame_cpu_ms_.push_back(thread_cpu_ms() - frame_cpu_begin_);
+}
+
 void HeadlessDriver::print_summary() const {
   if (options_.ui_bench == 0 && !options_.exit_when_done) return;
-  std::vector<double> frames(frame_ms_.begin() + (frame_ms_.size() > 1 ? 1 : 0), frame_ms_.end());  // skip start-up
-  const double mean = frames.empty() ? 0 : std::accumulate(frames.begin(), frames.end(), 0.0) / double(frames.size());
+  auto skip_first = [](const std::vector<double>& v) {  // the first frame is start-up
+    return std::vector<double>(v.begin() + (v.size() > 1 ? 1 : 0), v.end());
+  };
+  auto mean = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+  };
   auto q = [](const std::vector<double>& v, double p) { return v.empty() ? 0.0 : quantile(v, p); };
-  std::printf("frames %zu: mean %.1f ms, p95 %.1f ms, max %.1f ms; first heatmap after a change: median %.1f ms, "
-              "p95 %.1f ms over %zu runs\n",
-              frames.size(), mean, q(frames, 0.95), q(frames, 1.0), q(first_heatmap_ms_, 0.5), q(first_heatmap_ms_, 0.95),
-              first_heatmap_ms_.size());
+  const std::vector<double> between = skip_first(frame_ms_), draw = skip_first(draw_ms_), cpu = skip_first(frame_cpu_ms_);
+  // A frame's time is from the loop waking (an input event, a new picture) to the end of its swap:
+  // how soon the window answers, and its frame rate while something changes every frame (a slider
+  // being dragged). The window draws on demand, so the time between frames also holds its sleep.
+  const double span_s = std::accumulate(between.begin(), between.end(), 0.0) / 1000.0;
+  std::printf("frames %zu (%.0f per second): drawn in mean %.1f ms, p95 %.1f ms, max %.1f ms (waking to swap); "
+              "between frames mean %.1f ms, p95 %.1f ms\n",
+              draw.size(), span_s > 0 ? double(between.size()) / span_s : 0.0, mean(draw), q(draw, 0.95), q(draw, 1.0),
+              mean(between), q(between, 0.95));
+  std::printf("first heatmap after a change: median %.1f ms, p95 %.1f ms over %zu runs\n", q(first_heatmap_ms_, 0.5),
+              q(first_heatmap_ms_, 0.95), first_heatmap_ms_.size());
   // The UI thread's own CPU time per frame: the window's work without waiting for the GPU or, under
   // Xvfb, for Mesa's software renderer threads.
-  std::vector<double> cpu(frame_cpu_ms_.begin() + (frame_cpu_ms_.size() > 1 ? 1 : 0), frame_cpu_ms_.end());
   if (!cpu.empty())
-    std::printf("UI thread CPU per frame: mean %.1f ms, p95 %.1f ms, max %.1f ms\n",
-                std::accumulate(cpu.begin(), cpu.end(), 0.0) / double(cpu.size()), q(cpu, 0.95), q(cpu, 1.0));
+    std::printf("UI thread CPU per frame: mean %.1f ms, p95 %.1f ms, max %.1f ms\n", mean(cpu), q(cpu, 0.95), q(cpu, 1.0));
   std::printf("peak memory %.0f MiB (the whole window, with its GL driver)\n", peak_resident_mib());
 }
 

@@ -60,9 +60,17 @@ void HeatmapRenderer::upload(int slot, const std::vector<float>& values, int n) 
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     textures_.push_back(t);
   }
+  if (int(texture_sizes_.size()) <= slot) texture_sizes_.resize(std::size_t(slot) + 1, 0);
   glBindTexture(GL_TEXTURE_2D, textures_[slot]);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, n, n, 0, GL_RED, GL_FLOAT, values.data());
+  // The same size: new texels into the texture's storage. A new storage at every snapshot costs
+  // a software renderer's driver (llvmpipe) a fresh allocation and its page faults.
+  if (texture_sizes_[std::size_t(slot)] == n) {
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, n, n, GL_RED, GL_FLOAT, values.data());
+  } else {
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, n, n, 0, GL_RED, GL_FLOAT, values.data());
+    texture_sizes_[std::size_t(slot)] = n;
+  }
 }
 
 void HeatmapRenderer::begin_frame() { params_.clear(); }

@@ -39,6 +39,7 @@ class HeatmapRenderer {
   void ensure_program();
 
   std::vector<GLuint> textures_;
+  std::vector<int> texture_sizes_;  // n of each texture's storage (0: none yet)
   std::array<GLuint, kColormapCount> colormap_textures_{};
   GLuint program_ = 0;
   GLint loc_proj_ = -1, loc_values_ = -1, loc_colormap_ = -1, loc_min_ = -1, loc_max_ = -1, loc_masked_ = -1, loc_noise_ = -1;

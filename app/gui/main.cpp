@@ -55,6 +55,7 @@ float setup_imgui(GLFWwindow* window, bool light) {
   ImGui::GetStyle().ScaleAllSizes(ui_scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   install_key_queue(window);  // after the backend, so that it chains to the backend's callback
+  gui::install_activity_watch(window);
   ImGui_ImplOpenGL3_Init("#version 330 core");
   return ui_scale;
 }
@@ -113,12 +114,19 @@ int main(int argc, char** argv) {
     }
     gui::HeadlessDriver driver(opt, controller, views);
 
+    // Frames on demand. Every run posts an empty event when it publishes a picture, so while a run
+    // refines the window draws once per picture and at once on input, not back to back: under a
+    // software renderer (Mesa's llvmpipe, Xvfb) a frame of this window costs 40 ms of CPU, which
+    // the simulation's workers and the picture's build then wait for. After input a few frames
+    // follow, for Dear ImGui's hover and drag states to settle; a transition and a text field being
+    // edited (its cursor blinks) draw continuously.
+    int settle_frames = 3;
     while (exit_code == 0 && !glfwWindowShouldClose(window)) {
-      // Redraw on activity: while a run refines, poll; when idle, sleep until an event.
       const auto snap = controller.snapshot();
-      const bool busy = !(snap->finished || snap->cancelled) || !views.figure().complete() || driver.busy();
-      if (busy) glfwPollEvents();
-      else glfwWaitEventsTimeout(0.5);
+      const bool refining = !(snap->finished || snap->cancelled) || !views.figure().complete();
+      if (driver.busy() || settle_frames > 0 || views.transition_running() || io.WantTextInput) glfwPollEvents();
+      else glfwWaitEventsTimeout(refining ? 0.1 : 0.5);
+      settle_frames = gui::take_input_activity() ? 3 : std::max(0, settle_frames - 1);
       driver.before_frame();
 
       ImGui_ImplOpenGL3_NewFrame();
@@ -130,14 +138,19 @@ int main(int argc, char** argv) {
       ImGui::SetNextWindowSize(io.DisplaySize);
       ImGui::Begin("##root", nullptr,
                    ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                       ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_MenuBar);
+                       ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoBackground);
       views.draw(ui_scale);
       ImGui::End();
       ImGui::Render();
       int fw, fh;
       glfwGetFramebufferSize(window, &fw, &fh);
       glViewport(0, 0, fw, fh);
-      const ImVec4 bg = views.options().light_theme ? ImVec4(1, 1, 1, 1) : ImVec4(0.1f, 0.1f, 0.11f, 1);
+      // The root window draws no background: the clear gives its colour (WindowBg over the former
+      // clear colour, as blending gave it), and a software renderer shades the whole window once
+      // less per frame.
+      const ImVec4 under = views.options().light_theme ? ImVec4(1, 1, 1, 1) : ImVec4(0.1f, 0.1f, 0.11f, 1);
+      const ImVec4 wb = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+      const ImVec4 bg(wb.x * wb.w + under.x * (1 - wb.w), wb.y * wb.w + under.y * (1 - wb.w), wb.z * wb.w + under.z * (1 - wb.w), 1);
       glClearColor(bg.x, bg.y, bg.z, 1);
       glClear(GL_COLOR_BUFFER_BIT);
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -157,6 +170,7 @@ int main(int argc, char** argv) {
       }
       const bool quit = driver.after_frame(fw, fh);
       glfwSwapBuffers(window);
+      driver.after_swap();
       if (quit) break;
     }
     if (exit_code == 0) {

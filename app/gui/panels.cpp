@@ -160,15 +160,28 @@ const std::vector<double>& se_of(const LayerStats& l, Quantity q) {
 }
 
 std::vector<double> transformed(const LayerStats& l, Quantity q, Transform t, int n) {
-  if (t == Transform::raw || q == Quantity::norm) return mean_of(l, q);  // norms have no diagonals
-  if (q == Quantity::score) return l.score_diag_normalized;
-  return diagonal_normalized(mean_of(l, q), n);
+  std::vector<double> out;
+  transformed(l, q, t, n, out);
+  return out;
+}
+
+void transformed(const LayerStats& l, Quantity q, Transform t, int n, std::vector<double>& out) {
+  if (t == Transform::raw || q == Quantity::norm) {  // norms have no diagonals
+    const std::vector<double>& m = mean_of(l, q);
+    out.assign(m.begin(), m.end());
+  } else if (q == Quantity::score) {
+    out.assign(l.score_diag_normalized.begin(), l.score_diag_normalized.end());
+  } else {
+    diagonal_normalized(mean_of(l, q), n, out);
+  }
 }
 
 void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
   const int n = p.n;
-  std::vector<double> in_range;
-  in_range.reserve(p.value.size());
+  // Kept between calls: at n 512 these are 2 MiB each, and fresh memory costs the UI thread page
+  // faults at every snapshot.
+  thread_local std::vector<double> in_range, scratch;
+  in_range.clear();
   double max_se = 0;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
@@ -187,7 +200,7 @@ void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
   } else if (centred) {
     double m;
     if (mode == RangeMode::robust) {
-      const auto q = quantiles(in_range, 0.01, 0.99);
+      const auto q = quantiles(in_range, 0.01, 0.99, scratch);
       m = std::max(std::fabs(q[0]), std::fabs(q[1]));
     } else {
       const auto [mn, mx] = std::minmax_element(in_range.begin(), in_range.end());
@@ -199,7 +212,7 @@ void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
   } else {
     double a, b;
     if (mode == RangeMode::robust) {
-      const auto q = quantiles(in_range, 0.01, 0.99);
+      const auto q = quantiles(in_range, 0.01, 0.99, scratch);
       a = q[0];
       b = q[1];
     } else {
@@ -247,14 +260,28 @@ std::vector<int> shown_layers(const Snapshot& snap, Quantity q) {
 
 PanelData build_panel(const LayerStats& l, int n, Quantity q, Transform t, const PanelStyle& style) {
   PanelData p;
+  build_panel(l, n, q, t, style, p);
+  return p;
+}
+
+void build_panel(const LayerStats& l, int n, Quantity q, Transform t, const PanelStyle& style, PanelData& p) {
+  {
+    PanelData fresh;  // every field as new, but p's arrays keep their memory
+    fresh.value.swap(p.value);
+    fresh.se.swap(p.se);
+    fresh.noise.swap(p.noise);
+    fresh.noise.clear();
+    p = std::move(fresh);
+  }
   p.layer = l.layer;
   p.n = n;
   if (mean_of(l, q).empty()) {  // the embeddings' scores and weights: there are none
     p.value.assign(q == Quantity::norm ? std::size_t(n) : std::size_t(n) * n, kNaN);
-    p.se = p.value;
+    p.se.assign(p.value.begin(), p.value.end());
   } else {
-    p.value = transformed(l, q, t, n);
-    p.se = se_of(l, q);
+    transformed(l, q, t, n, p.value);
+    const std::vector<double>& se = se_of(l, q);
+    p.se.assign(se.begin(), se.end());
   }
   const PanelMetric m = panel_metric(l, q);
   p.metric_name = m.name;
@@ -268,7 +295,7 @@ PanelData build_panel(const LayerStats& l, int n, Quantity q, Transform t, const
       if (std::isfinite(p.value[i])) top = std::max(top, p.value[i] + (std::isfinite(p.se[i]) ? p.se[i] : 0.0));
     p.lo = 0;
     p.hi = top > 0 ? float(top * 1.05) : 1.0f;
-    return p;
+    return;
   }
   const bool centred = t == Transform::diagonal_normalized;
   if (!centred && style.hide_diagonal)
@@ -278,25 +305,32 @@ PanelData build_panel(const LayerStats& l, int n, Quantity q, Transform t, const
   const bool skip_diagonal = !centred && (style.hide_diagonal || q == Quantity::cosine);
   fit_range(p, style.range, centred, skip_diagonal);
   if (centred && style.grey_noise) mark_noise(p);
-  return p;
 }
 
 std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& view) {
+  std::vector<PanelData> panels;
+  build_panels(snap, view, panels);
+  return panels;
+}
+
+void build_panels(const Snapshot& snap, const ViewOptions& view, std::vector<PanelData>& panels) {
   const Transform t = view.tab == Tab::diagonal ? Transform::diagonal_normalized : Transform::raw;
   const PanelStyle style{view.hide_diagonal, view.range, view.grey_noise};
-  std::vector<PanelData> panels;
   const bool per_head = view.head >= 0 && (view.quantity == Quantity::score || view.quantity == Quantity::weight);
-  for (int layer : shown_layers(snap, view.quantity)) {
-    const LayerStats& l = *layer_stats(snap, layer);
-    panels.push_back(per_head ? build_panel(head_view(l, view.head, snap.settings.n), snap.settings.n, view.quantity, t, style)
-                              : build_panel(l, snap.settings.n, view.quantity, t, style));
+  const std::vector<int> layers = shown_layers(snap, view.quantity);
+  panels.resize(layers.size());
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    const LayerStats& l = *layer_stats(snap, layers[k]);
+    if (per_head)
+      build_panel(head_view(l, view.head, snap.settings.n), snap.settings.n, view.quantity, t, style, panels[k]);
+    else
+      build_panel(l, snap.settings.n, view.quantity, t, style, panels[k]);
   }
   if (view.shared_range) {
     std::vector<PanelData*> all;
     for (auto& p : panels) all.push_back(&p);
     share_range(all, t == Transform::diagonal_normalized);
   }
-  return panels;
 }
 
 double largest_shown_se(const std::vector<PanelData>& panels) {

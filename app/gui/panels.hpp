@@ -90,6 +90,8 @@ struct PanelStyle {
 PanelData build_panel(const Snapshot& snap, std::size_t k, Quantity q, Transform t, const PanelStyle& style);
 // The same for layer statistics `l` (a block, the embeddings, or a head_view) of a run with n tokens.
 PanelData build_panel(const LayerStats& l, int n, Quantity q, Transform t, const PanelStyle& style);
+// The same into `p`, whose arrays keep their memory (a window rebuilds its panels at every snapshot).
+void build_panel(const LayerStats& l, int n, Quantity q, Transform t, const PanelStyle& style, PanelData& p);
 // The layers a tab shows: 1..L, and first the embeddings (layer 0) for cosines and norms of the
 // random-weight family (Zuo et al. Fig. 1 starts there).
 std::vector<int> shown_layers(const Snapshot& snap, Quantity q);
@@ -102,6 +104,8 @@ struct PanelMetric {
 PanelMetric panel_metric(const LayerStats& l, Quantity q);
 // All layers of the current tab.
 std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& view);
+// The same into `panels`, reusing its panels' memory.
+void build_panels(const Snapshot& snap, const ViewOptions& view, std::vector<PanelData>& panels);
 // The largest standard error among the shown (finite) cells of `panels` (0 when none): the status
 // line shows it and --screenshot-at-se waits for it.
 double largest_shown_se(const std::vector<PanelData>& panels);
@@ -113,6 +117,7 @@ void share_range(std::vector<PanelData*>& panels, bool symmetric);
 // The map after the transform: raw, or each diagonal minus its mean (one place for both the
 // window and the exports; the snapshot's score_diag_normalized is the same function).
 std::vector<double> transformed(const LayerStats& l, Quantity q, Transform t, int n);
+void transformed(const LayerStats& l, Quantity q, Transform t, int n, std::vector<double>& out);
 
 // "Nice" tick positions (1, 2, 5 x 10^k) covering [lo, hi] with about `target` ticks.
 std::vector<double> nice_ticks(double lo, double hi, int target);

@@ -35,7 +35,8 @@ constexpr double kTransitionSeconds = 0.3;
 
 }  // namespace
 
-Views::Views(Controller& controller, RunOptions run_options) : controller_(controller), figure_(std::move(run_options)) {
+Views::Views(Controller& controller, RunOptions run_options)
+    : controller_(controller), builder_([] { glfwPostEmptyEvent(); }), figure_(std::move(run_options)) {
   const auto path = ui_config_path();
   std::error_code ec;
   if (path.empty() || !std::filesystem::exists(path, ec)) return;
@@ -104,8 +105,8 @@ void Views::apply_step() {
   controller_.set_auto_samples(false);  // the lesson's sample counts rule
   Settings s = lesson_->settings();
   if (lesson_samples_cap_) s.samples = std::min(s.samples, *lesson_samples_cap_);
-  transition_from_ = panels_;
-  transition_pending_ = !panels_.empty() && !controller_.settings().same_simulation(s);  // a new run will come
+  transition_from_ = on_screen_.panels;
+  transition_pending_ = !on_screen_.panels.empty() && !controller_.settings().same_simulation(s);  // a new run will come
   controller_.edit(s);
   controller_.commit_undo_point();
   const bool light = view_.light_theme;
@@ -143,27 +144,58 @@ bool Views::showing_final_snapshot() const {
 
 void Views::refresh_textures() {
   auto snap = controller_.snapshot();
-  if (snap == shown_ && view_ == uploaded_view_) return;
-  const bool new_run = shown_restart_ != controller_.restarts();
-  shown_ = snap;
-  uploaded_view_ = view_;
-  if (snap->samples_done == 0 && !new_run) return;
-  panels_ = build_panels(*snap, view_);
-  const int n = snap->settings.n;
-  std::vector<float> texels(std::size_t(n) * n);
-  for (std::size_t k = 0; k < panels_.size(); ++k) {
-    const PanelData& p = panels_[k];
-    if (p.norms) continue;  // bars, no texture
-    for (std::size_t e = 0; e < texels.size(); ++e)  // +inf marks noise cells for the shader
-      texels[e] = e < p.noise.size() && p.noise[e] ? std::numeric_limits<float>::infinity() : static_cast<float>(p.value[e]);
-    renderer_.upload(int(k), texels, n);
+  const int restarts = controller_.restarts();
+  // Panels built in the background: on screen now unless the view or the run changed since they
+  // were asked for. Their texels are ready; only the upload is left for this frame.
+  auto is_requested = [this](const std::shared_ptr<const Snapshot>& p) {
+    return !requested_.expired() && !requested_.owner_before(p) && !p.owner_before(requested_);
+  };
+  if (builder_.take(built_) && built_.view == view_ && built_.tag == restarts && is_requested(built_.snap)) {
+    std::swap(on_screen_, built_);
+    built_.snap.reset();  // the picture before: its memory goes back as soon as nobody else holds it
+    for (std::size_t k = 0; k < on_screen_.panels.size(); ++k)
+      if (!on_screen_.panels[k].norms) renderer_.upload(int(k), on_screen_.texels[k], on_screen_.panels[k].n);
+    shown_on_screen(on_screen_.snap);
   }
-  if (new_run && snap->samples_done > 0 && transition_pending_) {
+  if (snap == shown_ && view_ == uploaded_view_) return;
+  const bool new_run = shown_restart_ != restarts;
+  if (snap->samples_done == 0 && !new_run) return;
+  // From n 128 the panels of a picture with samples are built in the background (a new run's first
+  // too): the frame keeps what it shows until they are ready, a few ms later, and stays short. A
+  // change of view and a transition are built here, on this frame.
+  const bool background = snap->samples_done > 0 && snap->settings.n >= kBackgroundPanelsFrom &&
+                          view_ == uploaded_view_ && !transition_running();
+  if (background) {
+    if (!is_requested(snap)) {
+      requested_ = snap;
+      builder_.request(snap, view_, restarts);
+    }
+    return;
+  }
+  uploaded_view_ = view_;
+  requested_.reset();
+  on_screen_.snap = snap;
+  on_screen_.view = view_;
+  build_panels(*snap, view_, on_screen_.panels);
+  on_screen_.texels.resize(on_screen_.panels.size());
+  for (std::size_t k = 0; k < on_screen_.panels.size(); ++k) {
+    const PanelData& p = on_screen_.panels[k];
+    if (p.norms) continue;  // bars, no texture
+    panel_texels(p, on_screen_.texels[k]);
+    renderer_.upload(int(k), on_screen_.texels[k], p.n);
+  }
+  shown_on_screen(snap);
+}
+
+void Views::shown_on_screen(std::shared_ptr<const Snapshot> snap) {
+  const bool new_run = shown_restart_ != controller_.restarts();
+  shown_ = std::move(snap);
+  if (new_run && shown_->samples_done > 0 && transition_pending_) {
     transition_pending_ = false;
     transition_running_ = true;
     transition_start_ = std::chrono::steady_clock::now();
   }
-  if (new_run && snap->samples_done > 0) {
+  if (new_run && shown_->samples_done > 0) {
     shown_restart_ = controller_.restarts();
     first_heatmap_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - controller_.run_started()).count();
   }
@@ -174,12 +206,13 @@ void Views::blend_textures() {
   const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - transition_start_).count() / kTransitionSeconds;
   const bool done = t >= 1.0;
   const float w = done ? 1.0f : float(t * t * (3 - 2 * t));  // smoothstep
-  for (std::size_t k = 0; k < panels_.size(); ++k) {
-    const PanelData& to = panels_[k];
+  for (std::size_t k = 0; k < on_screen_.panels.size(); ++k) {
+    const PanelData& to = on_screen_.panels[k];
     if (to.norms) continue;
     const PanelData* from = k < transition_from_.size() && transition_from_[k].n == to.n && !transition_from_[k].norms
                                 ? &transition_from_[k] : nullptr;
-    std::vector<float> texels(to.value.size());
+    std::vector<float>& texels = blend_texels_;
+    texels.resize(to.value.size());
     for (std::size_t e = 0; e < texels.size(); ++e) {
       const bool noise = e < to.noise.size() && to.noise[e];
       const double b = to.value[e];
@@ -198,8 +231,8 @@ void Views::blend_textures() {
 void Views::draw_tab_content() {
   const LessonPointer* point = lesson_ && lesson_->current().point ? &*lesson_->current().point : nullptr;
   if (shown_) switch (view_.tab) {
-      case Tab::attention: draw_heatmap_grid(*shown_, panels_, view_, renderer_, false, point); break;
-      case Tab::diagonal: draw_heatmap_grid(*shown_, panels_, view_, renderer_, true, point); break;
+      case Tab::attention: draw_heatmap_grid(*shown_, on_screen_.panels, view_, renderer_, false, point); break;
+      case Tab::diagonal: draw_heatmap_grid(*shown_, on_screen_.panels, view_, renderer_, true, point); break;
       case Tab::h_of_j: draw_h_of_j_tab(*shown_, view_); break;
       case Tab::metrics: draw_metrics_tab(*shown_); break;
       case Tab::figure: draw_figure_tab(figure_, controller_.settings(), view_); break;
@@ -269,7 +302,7 @@ void Views::draw(float ui_scale) {
   }
   draw_tab_content();
   ImGui::EndChild();
-  draw_status_line(controller_, panels_, message_, message_error_);
+  draw_status_line(controller_, on_screen_.panels, message_, message_error_);
   ImGui::EndGroup();
   draw_help_windows(&show_guide_, &show_keys_);
 }
