@@ -109,9 +109,11 @@ struct BlockSums {
   // squares are then sum[k] * sum[k], the bits its first sample would have stored (0 + v^2).
   // At n 512 that halves each worker's block (12.6 MB instead of 25) and what it writes per sample.
   bool squares_implied() const { return count == 1 && sumsq.empty() && !sum.empty(); }
-  // this += b, element by element (b's squares stored or implied); sizes must agree.
+  // this += b, element by element (b's squares stored or implied; this one's implied squares are
+  // formed first); sizes must agree.
   void add(const BlockSums& b);
   // This becomes b (this held no samples): b's arrays are swapped in, b keeps this one's old ones.
+  // b's implied squares stay implied if this has no squares array, else they are formed here.
   void take(BlockSums& b);
 };
 

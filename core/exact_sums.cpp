@@ -123,15 +123,17 @@ ExactSums& ExactSums::operator=(const ExactSums& other) {
   return *this;
 }
 
-void ExactSums::add(const BlockSums& segment) {
+[[gnu::optimize("-ffp-contract=off")]] void ExactSums::add(const BlockSums& segment) {
   if (segment.count == 0) return;
-  if (segment.sum.size() != size() || segment.sumsq.size() != size())
+  const bool implied = segment.squares_implied();  // one sample: its squares are its values squared
+  if (segment.sum.size() != size() || (!implied && segment.sumsq.size() != size()))
     throw std::logic_error("ExactSums::add: size mismatch");
   const std::size_t n = size();
   for (std::size_t k = 0; k < n; ++k) {
     std::uint64_t* w = &words_[kWordsPerValue * k];
+    const double sq = implied ? segment.sum[k] * segment.sum[k] : segment.sumsq[k];
     // An invalid value stays invalid (so the result does not depend on the grouping either).
-    if (!exact_add(w, segment.sum[k]) || !exact_add(w + 3, segment.sumsq[k])) invalid_[k] = 1;
+    if (!exact_add(w, segment.sum[k]) || !exact_add(w + 3, sq)) invalid_[k] = 1;
   }
   count_ += segment.count;
 }

@@ -16,6 +16,12 @@
 namespace maskscope {
 
 namespace {
+// out = v[k] * v[k], rounded products as BlockSums forms implied squares (no contraction).
+[[gnu::optimize("-ffp-contract=off")]] void square_into(const BigVector& v, BigVector& out) {
+  out.resize(v.size());
+  for (std::size_t k = 0; k < v.size(); ++k) out[k] = v[k] * v[k];
+}
+
 std::string describe(const std::vector<SettingError>& errors) {
   std::string text = "invalid settings:";
   for (const auto& e : errors) text += "\n  --" + e.setting + ": " + e.message;
@@ -118,10 +124,11 @@ void Run::worker_main() {
     }
     const std::int64_t first = block * grid_.block_size;
     const std::int64_t count = std::min(grid_.block_size, settings_.samples - first);
-    // One-sample blocks store no squares (half the memory and writing), except a run's first: it
-    // becomes the open segment as it is (swapped in), which keeps the first picture's path short.
+    // One-sample blocks store no squares (half the memory and writing), a run's first too: it
+    // becomes the open segment with its squares still implied (BlockSums::take), and the first
+    // picture needs none (one sample has M2 0).
     Simulator::BlockOptions how;
-    how.implied_squares = block != begin_block_;
+    how.implied_squares = true;
     // With the first picture first, the other workers wait during the first block: its first
     // sample's pair counts (half its time at n 512) take a second core. From n 256, where they
     // outweigh a thread's start.
@@ -195,6 +202,13 @@ void Run::publisher_main() {
     double active_s = 0;
     auto now = std::chrono::steady_clock::now();
     bool retry = false;
+    // A new run's first picture of one sample (n >= 300 at d 64, L 4), while the other workers wait
+    // for it: nothing changes the open segment until first_picture_out_, so the picture is built
+    // from the segment's own values (its mean), borrowed and given back after, with zeros for M2
+    // (of one sample). At n 512 a copy would write 12.6 MB of fresh memory on that path, and the
+    // moments pass read 25.
+    RunMoments first;
+    bool borrowed = false;
     for (;;) {  // until the copy of the segment and exact_ agree (a fold in between: copy again)
       std::int64_t folds = 0, pending = 0;
       {
@@ -215,9 +229,18 @@ void Run::publisher_main() {
         }
         // The workers wait only for this copy of the open segment, not for the snapshot.
         pending = segment_.count;
-        if (pending > 0) {
+        if (pending == 1 && exact_.count() == 0 && !last && options_.first_picture_alone && !first_picture_out_ &&
+            segment_.squares_implied()) {
+          borrowed = true;
+          first.count = 1;
+          first.mean.swap(segment_.sum);
+          first.m2 = BigVector(accum_size_);  // zeros, untouched: no page is written
+        } else if (pending > 0) {
           copy.mean.assign(segment_.sum.begin(), segment_.sum.end());
-          copy.m2.assign(segment_.sumsq.begin(), segment_.sumsq.end());
+          if (segment_.squares_implied())  // one sample: its squares as take() or add() would form them
+            square_into(segment_.sum, copy.m2);
+          else
+            copy.m2.assign(segment_.sumsq.begin(), segment_.sumsq.end());
         } else {
           copy.mean.assign(accum_size_, 0.0);
           copy.m2.assign(accum_size_, 0.0);
@@ -228,19 +251,30 @@ void Run::publisher_main() {
         if (paused_.load()) active -= now - paused_since_;
         active_s = std::chrono::duration<double>(active).count();
       }
+      if (borrowed) break;
       std::shared_lock shared(exact_mutex_);
       retry = folds != folds_;
       if (retry) continue;
       exact_.moments(copy, pending);  // the segment's sums become the moments of everything so far
       break;
     }
+    if (borrowed && abandoned_.load()) {
+      std::lock_guard lock(mutex_);
+      segment_.sum.swap(first.mean);
+      borrowed = false;
+    }
     if (abandoned_.load()) {
       if (!last) continue;  // wait for the workers, then end without a final snapshot
       release_buffers();
       break;
     }
-    published_samples = copy.count;
-    Snapshot snap = make_snapshot(settings_, copy, keys_, &abandoned_);
+    const RunMoments& moments = borrowed ? first : copy;
+    published_samples = moments.count;
+    Snapshot snap = make_snapshot(settings_, moments, keys_, &abandoned_);
+    if (borrowed) {
+      std::lock_guard lock(mutex_);
+      segment_.sum.swap(first.mean);  // given back before any worker may merge again
+    }
     if (abandoned_.load()) {  // nobody reads it: its maps go back to the pool; then wait for the workers
       share_snapshot(std::move(snap)).reset();
       continue;

@@ -1,10 +1,12 @@
 // The runner: determinism across thread counts, cancellation, snapshots, metric helpers.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -295,6 +297,59 @@ TEST_CASE("first_picture_alone: the first picture is the first block alone, then
       REQUIRE(a.size() == b.size());
       CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);  // NaN where masked, in both
     }
+  }
+}
+
+TEST_CASE("first_picture_alone with one-sample blocks: the first picture is sample 0's values, and the run's bits stay") {
+  // From n 300 at d 64 a block is one sample: the first picture is built from the open segment's
+  // own values (borrowed, not copied) with M2 0, and the segment keeps its squares implied until
+  // the next block is added. Both must leave the run's result as it is without them.
+  Settings s = test::ln_recency(64, 0.5, 70);  // 70 samples: a segment of 64 and a part of one
+  s.n = 300;
+  s.layers = 2;
+  s.threads = 3;
+  std::atomic<Run*> started{nullptr};
+  std::shared_ptr<const Snapshot> first;
+  std::mutex m;
+  RunOptions o;
+  o.first_picture_alone = true;
+  o.start_paused = true;
+  o.on_publish = [&] {
+    Run* r = started.load();
+    std::lock_guard lock(m);
+    if (r && !first) first = r->snapshot();
+  };
+  Run run(s, o);
+  REQUIRE(run.grid().block_size == 1);
+  started = &run;
+  run.set_paused(false);
+  run.wait();
+  Settings one = s;
+  one.samples = 1;
+  const auto sample0 = run_to_completion(one), together = run_to_completion(s);
+  std::lock_guard lock(m);
+  REQUIRE(first);
+  REQUIRE(first->samples_done == 1);
+  REQUIRE(run.snapshot()->samples_done == 70);
+  auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+  };
+  for (int l = 0; l < s.layers; ++l) {
+    CAPTURE(l);
+    const LayerStats &f = first->layers[l], &z = sample0->layers[l];
+    CHECK(same(f.score_mean, z.score_mean));
+    CHECK(same(f.weight_mean, z.weight_mean));
+    CHECK(same(f.cosine_mean, z.cosine_mean));
+    CHECK(f.recency == z.recency);
+    CHECK(std::count_if(f.score_se.begin(), f.score_se.end(), [](double se) { return se != 0.0 && !std::isnan(se); }) ==
+          0);  // one sample: no SE
+    const LayerStats &a = run.snapshot()->layers[l], &b = together->layers[l];
+    CHECK(same(a.score_mean, b.score_mean));
+    CHECK(same(a.score_se, b.score_se));  // the squares, implied then formed, are the stored ones
+    CHECK(same(a.weight_se, b.weight_se));
+    CHECK(same(a.cosine_se, b.cosine_se));
+    CHECK(a.recency_se == b.recency_se);
+    CHECK(a.leakage.delta_r2 == b.leakage.delta_r2);
   }
 }
 
