@@ -490,8 +490,15 @@ TEST_CASE("a one-sample block with implied squares: its values alone, and the sa
     // A segment's first block, then a second one: from stored squares and from implied ones.
     BlockSums a, b;
     a.take(stored[0]);
+    // A segment of one block folded as it is: its implied squares add exactly as stored ones.
+    ExactSums from_stored(size), from_implied(size);
+    from_stored.add(a);
     a.add(stored[1]);
     b.take(implied[0]);
+    CHECK(b.squares_implied());  // an empty segment keeps them implied: nothing written on taking
+    CHECK(b.sumsq.empty());
+    from_implied.add(b);
+    CHECK(std::memcmp(from_stored.words(), from_implied.words(), from_stored.word_count() * sizeof(std::uint64_t)) == 0);
     b.add(implied[1]);
     CHECK(a.count == 2);
     CHECK(b.count == 2);
