@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
 
     // Frames on demand. Every run posts an empty event when it publishes a picture, so while a run
     // refines the window draws once per picture and at once on input, not back to back: under a
-    // software renderer (Mesa's llvmpipe, Xvfb) a frame of this window costs 40 ms of CPU, which
+    // software renderer (Mesa's llvmpipe, Xvfb) a frame of this window costs 20-40 ms of CPU, which
     // the simulation's workers and the picture's build then wait for. After input a few frames
     // follow, for Dear ImGui's hover and drag states to settle; a transition and a text field being
     // edited (its cursor blinks) draw continuously.

@@ -527,23 +527,35 @@ TEST_CASE("make_snapshot stops before the next layer once asked (an abandoned ru
   for (const LayerStats& l : whole.layers) CHECK(l.score_mean.size() == std::size_t(200) * 200);
 }
 
-TEST_CASE("a first sample whose pair counts are split over two threads gives the same bits as one thread") {
+TEST_CASE("a first sample whose pair counts are pipelined on a second thread gives the same bits as one thread") {
+  // Layer l's pair counts run beside layer l + 1 (chunks of rows, then both threads): every mask,
+  // 1 and 3 layers, RoPE and residuals, a block of two samples and a one-sample block (squares implied).
   Settings s = test::ln_recency(64, 0.5, 10);
-  s.layers = 2;
   for (MaskKind mask : {MaskKind::causal, MaskKind::bidirectional, MaskKind::window}) {
     s.mask = mask;
     s.window = 9;
-    for (int n : {3, 37, 130}) {
-      CAPTURE(n);
-      CAPTURE(int(mask));
-      s.n = n;
-      Simulator sim(s, false, Simulator::Kernel::per_sample);
-      BlockSums one, two;
-      REQUIRE(sim.simulate_block(4, 2, one));
-      REQUIRE(sim.simulate_block(4, 2, two, nullptr, {.split_first_sample = true}));
-      REQUIRE(one.sum.size() == two.sum.size());
-      CHECK(std::memcmp(one.sum.data(), two.sum.data(), one.sum.size() * sizeof(double)) == 0);
-      CHECK(std::memcmp(one.sumsq.data(), two.sumsq.data(), one.sumsq.size() * sizeof(double)) == 0);
+    for (int layers : {1, 3}) {
+      s.layers = layers;
+      s.rope_base = layers == 3 ? 10000.0 : 0.0;
+      s.gamma = layers == 3 ? 0.5 : 0.0;
+      for (int n : {3, 37, 130}) {
+        CAPTURE(n);
+        CAPTURE(layers);
+        CAPTURE(int(mask));
+        s.n = n;
+        Simulator sim(s, false, Simulator::Kernel::per_sample);
+        for (std::int64_t count : {2, 1}) {
+          CAPTURE(count);
+          BlockSums one, two;
+          REQUIRE(sim.simulate_block(4, count, one, nullptr, {.implied_squares = count == 1}));
+          REQUIRE(sim.simulate_block(4, count, two, nullptr, {.implied_squares = count == 1, .split_first_sample = true}));
+          CHECK(two.count == count);
+          REQUIRE(one.sum.size() == two.sum.size());
+          REQUIRE(one.sumsq.size() == two.sumsq.size());
+          CHECK(std::memcmp(one.sum.data(), two.sum.data(), one.sum.size() * sizeof(double)) == 0);
+          CHECK(std::memcmp(one.sumsq.data(), two.sumsq.data(), one.sumsq.size() * sizeof(double)) == 0);
+        }
+      }
     }
   }
 }
