@@ -196,6 +196,8 @@ template <bool kSquares>
     if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) {
       stop.store(true);
       helper.join();
+      std::vector<std::vector<float>>().swap(w.layer_s);
+      std::vector<std::vector<float>>().swap(w.layer_c);
       return false;
     }
     float* S = w.layer_s[std::size_t(l)].data();
@@ -219,6 +221,9 @@ template <bool kSquares>
   }
   count_chunks();
   helper.join();
+  // Once a run: its S and C copies (8 MB at n 512, L 4) are not kept for the worker's later samples.
+  std::vector<std::vector<float>>().swap(w.layer_s);
+  std::vector<std::vector<float>>().swap(w.layer_c);
   for (int l = 0; l < layers; ++l) {
     const PairCounts* rec = w.recency_rows.data() + std::size_t(l) * n;
     const PairCounts* adj = w.adjacency_rows.data() + std::size_t(l) * n;
