@@ -100,10 +100,7 @@ void row_pairs(int n, const int* lo, bool recency, const float* S, const float* 
   return m;
 }
 
-// Adds this layer's S, A, C, norms and metrics (and their squares) to the block sums. kFirst: the
-// block's first sample, which writes every value of the layer (kernel::add_value), absent metrics as 0.
-// kSquares false: a one-sample block with its squares implied (BlockSums::squares_implied).
-// The maps and norms of accumulate (each value has its own slot: they may be added apart from the metrics).
+// accumulate's maps and norms (every value has its own slot, so they may be added apart from the metrics).
 template <bool kFirst, bool kSquares = true>
 [[gnu::always_inline]] inline void accumulate_maps(const KernelArgs& k, int l, const float* S, const float* A,
                                                    const float* C, const float* inv_norm, BlockSums& sums) {
@@ -117,7 +114,7 @@ template <bool kFirst, bool kSquares = true>
   kernel::add_norms<kFirst, kSquares>(sum, sq, L.norm(l), n, inv_norm);
 }
 
-// The metrics of accumulate.
+// accumulate's metrics.
 template <bool kFirst, bool kSquares = true>
 [[gnu::always_inline]] inline void accumulate_metrics(const KernelArgs& k, int l, const SampleMetrics& m, BlockSums& sums) {
   const int n = k.n;
@@ -139,6 +136,9 @@ template <bool kFirst, bool kSquares = true>
   }
 }
 
+// Adds this layer's S, A, C, norms and metrics (and their squares) to the block sums. kFirst: the
+// block's first sample, which writes every value of the layer (kernel::add_value), absent metrics as 0.
+// kSquares false: a one-sample block with its squares implied (BlockSums::squares_implied).
 template <bool kFirst, bool kSquares = true>
 [[gnu::always_inline]] inline void accumulate(const KernelArgs& k, int l, const float* S, const float* A,
                                               const float* C, const float* inv_norm, const SampleMetrics& m,
