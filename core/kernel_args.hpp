@@ -47,7 +47,6 @@ constexpr std::uint64_t round_up_64(std::uint64_t m) { return (m + 63) / 64 * 64
 struct Simulator::Work {
   std::vector<float> x, y, q, xn, s, a, c, inv_norm, norms, v, draws;
   std::vector<PairCounts> recency_rows, adjacency_rows;  // a split sample's per-row counts (simulator.cpp)
-  std::vector<std::vector<float>> layer_s, layer_c;      // a pipelined first sample's S and C per layer
   Work(int n, const InputBasis& b)
       : x(std::size_t(n) * b.dim), y(std::size_t(n) * b.dim), q(std::size_t(n) * b.dim), xn(std::size_t(n) * b.dim),
         s(std::size_t(n) * n + 8), a(std::size_t(n) * n + 8), c(std::size_t(n) * n + 8), inv_norm(n), norms(n + 8),

@@ -88,22 +88,43 @@ void row_pairs(int n, const int* lo, bool recency, const float* S, const float* 
 
 // MODEL.md sections 4 and 7, one sample: recency probability of S, adjacency score of the cosine
 // matrix C, and norm adjacency of the output norms ||x_i|| (into `norms`, 8 floats of slack).
+// `split`: the O(n^3) pair counts of the later rows go to a second thread (a new run's first
+// sample, while the other workers wait for its picture: Run's first_picture_alone). Counts are
+// integers and rows are averaged in order, so the bits are those of one thread.
 [[gnu::always_inline]] inline SampleMetrics sample_metrics(const KernelArgs& k, const float* S, const float* A,
-                                                           const float* C, const float* inv_norm, float* norms) {
+                                                           const float* C, const float* inv_norm, float* norms,
+                                                           Simulator::Work* split = nullptr) {
   const int n = k.n;
   SampleMetrics m;
   m.score_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, S);
   m.weight_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, A);
-  m.recency = kernel::recency_of(n, k.lo, k.triples, S);
-  m.adjacency = kernel::adjacency_of(n, [&](int r) { return C + std::size_t(r) * n; });
+  if (split) {
+    split->recency_rows.assign(std::size_t(n), PairCounts{});
+    split->adjacency_rows.assign(std::size_t(n), PairCounts{});
+    PairCounts* rec = split->recency_rows.data();
+    PairCounts* adj = split->adjacency_rows.data();
+    const bool recency = k.triples > 0;
+    const int mid = static_cast<int>(0.794 * n);  // row i costs ~i^2: rows [0, 0.794 n) are half the pairs
+    std::thread later(row_pairs, n, k.lo, recency, S, C, mid, n, rec, adj);
+    row_pairs(n, k.lo, recency, S, C, 0, mid, rec, adj);
+    later.join();
+    m.recency = kernel::recency_from(n, k.triples, [&](int i) { return rec[i]; });
+    m.adjacency = kernel::adjacency_from(n, [&](int r) { return adj[r]; });
+  } else {
+    m.recency = kernel::recency_of(n, k.lo, k.triples, S);
+    m.adjacency = kernel::adjacency_of(n, [&](int r) { return C + std::size_t(r) * n; });
+  }
   m.norm_adjacency = kernel::norm_adjacency_of(n, inv_norm, norms);
   return m;
 }
 
-// accumulate's maps and norms (every value has its own slot, so they may be added apart from the metrics).
+// Adds this layer's S, A, C, norms and metrics (and their squares) to the block sums. kFirst: the
+// block's first sample, which writes every value of the layer (kernel::add_value), absent metrics as 0.
+// kSquares false: a one-sample block with its squares implied (BlockSums::squares_implied).
 template <bool kFirst, bool kSquares = true>
-[[gnu::always_inline]] inline void accumulate_maps(const KernelArgs& k, int l, const float* S, const float* A,
-                                                   const float* C, const float* inv_norm, BlockSums& sums) {
+[[gnu::always_inline]] inline void accumulate(const KernelArgs& k, int l, const float* S, const float* A,
+                                              const float* C, const float* inv_norm, const SampleMetrics& m,
+                                              BlockSums& sums) {
   const int n = k.n;
   const AccumLayout& L = *k.layout;
   double* sum = sums.sum.data();
@@ -112,15 +133,6 @@ template <bool kFirst, bool kSquares = true>
   kernel::add_masked_map<kFirst, kSquares>(sum, sq, L.weight(l), n, k.lo, k.hi, A);
   kernel::add_lower<kFirst, kSquares>(sum, sq, L.cosine(l), n, C);
   kernel::add_norms<kFirst, kSquares>(sum, sq, L.norm(l), n, inv_norm);
-}
-
-// accumulate's metrics.
-template <bool kFirst, bool kSquares = true>
-[[gnu::always_inline]] inline void accumulate_metrics(const KernelArgs& k, int l, const SampleMetrics& m, BlockSums& sums) {
-  const int n = k.n;
-  const AccumLayout& L = *k.layout;
-  double* sum = sums.sum.data();
-  double* sq = sums.sumsq.data();
   kernel::add_value<kFirst, kSquares>(sum, sq, L.score_slope(l), m.score_slope);
   kernel::add_value<kFirst, kSquares>(sum, sq, L.weight_slope(l), m.weight_slope);
   const bool rp = k.triples > 0, adjacency = n >= 3;
@@ -136,105 +148,6 @@ template <bool kFirst, bool kSquares = true>
   }
 }
 
-// Adds this layer's S, A, C, norms and metrics (and their squares) to the block sums. kFirst: the
-// block's first sample, which writes every value of the layer (kernel::add_value), absent metrics as 0.
-// kSquares false: a one-sample block with its squares implied (BlockSums::squares_implied).
-template <bool kFirst, bool kSquares = true>
-[[gnu::always_inline]] inline void accumulate(const KernelArgs& k, int l, const float* S, const float* A,
-                                              const float* C, const float* inv_norm, const SampleMetrics& m,
-                                              BlockSums& sums) {
-  accumulate_maps<kFirst, kSquares>(k, l, S, A, C, inv_norm, sums);
-  accumulate_metrics<kFirst, kSquares>(k, l, m, sums);
-}
-
-// A new run's first sample, its pair counts pipelined (Run's first_picture_alone, from n 256, while
-// the other workers wait for its picture). Layer l's RP and adjacency pair counts, in chunks of rows,
-// go to a second thread while this one computes layer l + 1; once this thread has every layer it
-// takes chunks too. At n 512 the counts are about half a sample's work, and the rest of a layer
-// (Gram, softmax, mix, cosines, adding the maps) no longer waits for them. Counts are integers and
-// rows are combined in order (recency_from, adjacency_from): the bits of one thread.
-// Inlined into run_samples' clones (x86-64-v3 and baseline), like every step of the sample.
-template <bool kSquares>
-[[gnu::always_inline]] inline bool first_sample_pipelined(const KernelArgs& k, Simulator::Work& w, std::uint64_t sample,
-                                                          BlockSums& sums, const std::atomic<bool>* cancel) {
-  const int n = k.n, layers = k.layers;
-  const std::size_t nn = std::size_t(n) * n + 8;  // 8 floats of slack, as Work's s and c
-  w.layer_s.resize(std::size_t(layers));
-  w.layer_c.resize(std::size_t(layers));
-  for (int l = 0; l < layers; ++l) {
-    w.layer_s[std::size_t(l)].resize(nn);
-    w.layer_c[std::size_t(l)].resize(nn);
-  }
-  w.recency_rows.assign(std::size_t(layers) * n, PairCounts{});
-  w.adjacency_rows.assign(std::size_t(layers) * n, PairCounts{});
-  const bool recency = k.triples > 0;
-  // Chunks of rows with about equal pairs (row i has ~i^2 / 2): row bounds at n sqrt(c / kChunks).
-  constexpr int kChunks = 16;
-  int bounds[kChunks + 1];
-  for (int c = 0; c <= kChunks; ++c) bounds[c] = int(std::lround(n * std::sqrt(double(c) / kChunks)));
-  std::atomic<int> ready{0};  // layers whose S and C are complete
-  std::atomic<int> next{0};   // the next chunk over all layers: chunk c is layer c / kChunks
-  std::atomic<bool> stop{false};
-  auto count_chunks = [&] {
-    for (;;) {
-      const int c = next.fetch_add(1);
-      if (c >= layers * kChunks) return;
-      const int l = c / kChunks, part = c % kChunks;
-      while (ready.load(std::memory_order_acquire) <= l) {
-        if (stop.load(std::memory_order_relaxed)) return;
-        std::this_thread::yield();
-      }
-      row_pairs(n, k.lo, recency, w.layer_s[std::size_t(l)].data(), w.layer_c[std::size_t(l)].data(), bounds[part],
-                bounds[part + 1], w.recency_rows.data() + std::size_t(l) * n, w.adjacency_rows.data() + std::size_t(l) * n);
-    }
-  };
-  std::thread helper(count_chunks);
-  SampleMetrics m[Limits::layers_max];
-  SampleStream rng(k.seed, sample);
-  draw_inputs(k, rng, w.x.data(), w.v.data(), w.draws);
-  for (int l = 0; l < layers; ++l) {
-    if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) {
-      stop.store(true);
-      helper.join();
-      std::vector<std::vector<float>>().swap(w.layer_s);
-      std::vector<std::vector<float>>().swap(w.layer_c);
-      return false;
-    }
-    float* S = w.layer_s[std::size_t(l)].data();
-    float* C = w.layer_c[std::size_t(l)].data();
-    normalize(k, w.x.data(), w.y.data());  // Y = Norm(X)
-    const float* q = w.y.data();
-    if (k.rope) {
-      rotate(k, w.y.data(), w.q.data());
-      q = w.q.data();
-    }
-    scores(k, q, S);
-    kernel::softmax(n, k.lo, k.hi, S, w.a.data());
-    mix(k, w.a.data(), w.y.data(), w.x.data(), w.xn.data());
-    kernel::output_cosines(n, k.d, w.xn.data(), w.inv_norm.data(), C);
-    ready.store(l + 1, std::memory_order_release);
-    m[l].score_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, S);
-    m[l].weight_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, w.a.data());
-    m[l].norm_adjacency = kernel::norm_adjacency_of(n, w.inv_norm.data(), w.norms.data());
-    accumulate_maps<true, kSquares>(k, l, S, w.a.data(), C, w.inv_norm.data(), sums);
-    std::swap(w.x, w.xn);
-  }
-  count_chunks();
-  helper.join();
-  // Once a run: its S and C copies (8 MB at n 512, L 4) are not kept for the worker's later samples.
-  std::vector<std::vector<float>>().swap(w.layer_s);
-  std::vector<std::vector<float>>().swap(w.layer_c);
-  for (int l = 0; l < layers; ++l) {
-    const PairCounts* rec = w.recency_rows.data() + std::size_t(l) * n;
-    const PairCounts* adj = w.adjacency_rows.data() + std::size_t(l) * n;
-    m[l].recency = kernel::recency_from(n, k.triples, [&](int i) { return rec[i]; });
-    m[l].adjacency = kernel::adjacency_from(n, [&](int r) { return adj[r]; });
-    accumulate_metrics<true, kSquares>(k, l, m[l], sums);
-  }
-  sums.count += 1;
-  return true;
-}
-
 // Runs `count` samples from `rng`. Accumulates into `sums` when given (its first sample writes every
 // value, so `sums` need only have the layout's size); records the last sample into `trace` when
 // given. Returns false if cancelled (checked every sample and layer).
@@ -245,12 +158,6 @@ bool run_samples(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sa
   const int n = k.n, d = k.d;
   for (std::int64_t t = 0; t < count; ++t) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
-    if (t == 0 && split_first && sums && !trace && !every) {
-      const bool done = implied_squares ? first_sample_pipelined<false>(k, w, first_sample, *sums, cancel)
-                                        : first_sample_pipelined<true>(k, w, first_sample, *sums, cancel);
-      if (!done) return false;
-      continue;
-    }
     if (every) trace = &(*every)[std::size_t(t)];
     const bool record = trace && (every || t == count - 1);
     SampleStream rng(k.seed, first_sample + std::uint64_t(t));
@@ -275,7 +182,8 @@ bool run_samples(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sa
       kernel::softmax(n, k.lo, k.hi, w.s.data(), w.a.data());
       mix(k, w.a.data(), y, x, xn);
       kernel::output_cosines(n, d, xn, w.inv_norm.data(), w.c.data());
-      const SampleMetrics m = sample_metrics(k, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), w.norms.data());
+      const SampleMetrics m = sample_metrics(k, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), w.norms.data(),
+                                             split_first && t == 0 ? &w : nullptr);
       if (sums && t == 0 && implied_squares)
         accumulate<true, false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
       else if (sums && t == 0)

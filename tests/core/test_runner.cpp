@@ -527,9 +527,9 @@ TEST_CASE("make_snapshot stops before the next layer once asked (an abandoned ru
   for (const LayerStats& l : whole.layers) CHECK(l.score_mean.size() == std::size_t(200) * 200);
 }
 
-TEST_CASE("a first sample whose pair counts are pipelined on a second thread gives the same bits as one thread") {
-  // Layer l's pair counts run beside layer l + 1 (chunks of rows, then both threads): every mask,
-  // 1 and 3 layers, RoPE and residuals, a block of two samples and a one-sample block (squares implied).
+TEST_CASE("a first sample whose pair counts are split over two threads gives the same bits as one thread") {
+  // Every mask, 1 and 3 layers, RoPE and residuals, a block of two samples and a one-sample block
+  // (squares implied).
   Settings s = test::ln_recency(64, 0.5, 10);
   for (MaskKind mask : {MaskKind::causal, MaskKind::bidirectional, MaskKind::window}) {
     s.mask = mask;
