@@ -28,14 +28,16 @@ void BlockSums::reset(std::size_t size) {
     sumsq = BigVector(size);
 }
 
+[[gnu::optimize("-ffp-contract=off")]] void squares_of(const BigVector& v, BigVector& out) {
+  out.resize(v.size());  // every element is written below
+  for (std::size_t k = 0; k < v.size(); ++k) out[k] = v[k] * v[k];
+}
+
 // Without contraction: b's implied squares are rounded products, as stored ones would have been,
 // before they are added (a fused multiply-add would round once and change the last bit).
 [[gnu::optimize("-ffp-contract=off")]] void BlockSums::add(const BlockSums& b) {
   const std::size_t n = sum.size();
-  if (squares_implied()) {  // a run's first block, taken with its squares implied: they are due now
-    sumsq = BigVector(n);
-    for (std::size_t k = 0; k < n; ++k) sumsq[k] = sum[k] * sum[k];
-  }
+  if (squares_implied()) squares_of(sum, sumsq);  // a run's first block, taken with its squares implied: due now
   if (b.sum.size() != n || sumsq.size() != n || (!b.squares_implied() && b.sumsq.size() != n))
     throw std::logic_error("BlockSums::add: size mismatch");
   for (std::size_t k = 0; k < n; ++k) sum[k] += b.sum[k];
@@ -57,9 +59,7 @@ void BlockSums::reset(std::size_t size) {
     // run's first picture's path; the next add forms them.
     std::swap(sum, b.sum);
   } else if (b.squares_implied()) {
-    const std::size_t n = b.sum.size();
-    if (sumsq.size() != n) sumsq = BigVector(n);
-    for (std::size_t k = 0; k < n; ++k) sumsq[k] = b.sum[k] * b.sum[k];
+    squares_of(b.sum, sumsq);
     std::swap(sum, b.sum);
   } else {
     std::swap(sum, b.sum);

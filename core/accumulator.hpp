@@ -117,6 +117,10 @@ struct BlockSums {
   void take(BlockSums& b);
 };
 
+// out = v[k] * v[k] for every k, rounded products (no fused multiply-add): the squares a one-sample
+// block implies (BlockSums::squares_implied), the bits its sample would have stored.
+void squares_of(const BigVector& v, BigVector& out);
+
 // Means and sums of squared deviations of everything merged so far.
 struct RunMoments {
   std::int64_t count = 0;

@@ -16,12 +16,6 @@
 namespace maskscope {
 
 namespace {
-// out = v[k] * v[k], rounded products as BlockSums forms implied squares (no contraction).
-[[gnu::optimize("-ffp-contract=off")]] void square_into(const BigVector& v, BigVector& out) {
-  out.resize(v.size());
-  for (std::size_t k = 0; k < v.size(); ++k) out[k] = v[k] * v[k];
-}
-
 std::string describe(const std::vector<SettingError>& errors) {
   std::string text = "invalid settings:";
   for (const auto& e : errors) text += "\n  --" + e.setting + ": " + e.message;
@@ -209,6 +203,12 @@ void Run::publisher_main() {
     // moments pass read 25.
     RunMoments first;
     bool borrowed = false;
+    auto give_back = [&] {  // before any worker may merge again
+      if (!borrowed) return;
+      std::lock_guard lock(mutex_);
+      segment_.sum.swap(first.mean);
+      borrowed = false;
+    };
     for (;;) {  // until the copy of the segment and exact_ agree (a fold in between: copy again)
       std::int64_t folds = 0, pending = 0;
       {
@@ -238,7 +238,7 @@ void Run::publisher_main() {
         } else if (pending > 0) {
           copy.mean.assign(segment_.sum.begin(), segment_.sum.end());
           if (segment_.squares_implied())  // one sample: its squares as take() or add() would form them
-            square_into(segment_.sum, copy.m2);
+            squares_of(segment_.sum, copy.m2);
           else
             copy.m2.assign(segment_.sumsq.begin(), segment_.sumsq.end());
         } else {
@@ -258,12 +258,8 @@ void Run::publisher_main() {
       exact_.moments(copy, pending);  // the segment's sums become the moments of everything so far
       break;
     }
-    if (borrowed && abandoned_.load()) {
-      std::lock_guard lock(mutex_);
-      segment_.sum.swap(first.mean);
-      borrowed = false;
-    }
     if (abandoned_.load()) {
+      give_back();
       if (!last) continue;  // wait for the workers, then end without a final snapshot
       release_buffers();
       break;
@@ -271,10 +267,7 @@ void Run::publisher_main() {
     const RunMoments& moments = borrowed ? first : copy;
     published_samples = moments.count;
     Snapshot snap = make_snapshot(settings_, moments, keys_, &abandoned_);
-    if (borrowed) {
-      std::lock_guard lock(mutex_);
-      segment_.sum.swap(first.mean);  // given back before any worker may merge again
-    }
+    give_back();
     if (abandoned_.load()) {  // nobody reads it: its maps go back to the pool; then wait for the workers
       share_snapshot(std::move(snap)).reset();
       continue;
