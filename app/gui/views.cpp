@@ -135,11 +135,11 @@ void Views::set_presenting(bool on, bool full_screen) {
 }
 
 bool Views::showing_current_run() const {
-  return shown_ && shown_->samples_done > 0 && shown_restart_ == controller_.restarts();
+  return on_screen_.snap && on_screen_.snap->samples_done > 0 && shown_restart_ == controller_.restarts();
 }
 
 bool Views::showing_final_snapshot() const {
-  return shown_ && (shown_->finished || shown_->cancelled) && shown_restart_ == controller_.restarts();
+  return on_screen_.snap && (on_screen_.snap->finished || on_screen_.snap->cancelled) && shown_restart_ == controller_.restarts();
 }
 
 void Views::refresh_textures() {
@@ -155,16 +155,16 @@ void Views::refresh_textures() {
     built_.snap.reset();  // the picture before: its memory goes back as soon as nobody else holds it
     for (std::size_t k = 0; k < on_screen_.panels.size(); ++k)
       if (!on_screen_.panels[k].norms) renderer_.upload(int(k), on_screen_.texels[k], on_screen_.panels[k].n);
-    shown_on_screen(on_screen_.snap);
+    now_on_screen();
   }
-  if (snap == shown_ && view_ == uploaded_view_) return;
+  if (snap == on_screen_.snap && view_ == on_screen_.view) return;
   const bool new_run = shown_restart_ != restarts;
   if (snap->samples_done == 0 && !new_run) return;
   // From n 128 the panels of a picture with samples are built in the background (a new run's first
   // too): the frame keeps what it shows until they are ready, a few ms later, and stays short. A
   // change of view and a transition are built here, on this frame.
   const bool background = snap->samples_done > 0 && snap->settings.n >= kBackgroundPanelsFrom &&
-                          view_ == uploaded_view_ && !transition_running();
+                          view_ == on_screen_.view && !transition_running();
   if (background) {
     if (!is_requested(snap)) {
       requested_ = snap;
@@ -172,7 +172,6 @@ void Views::refresh_textures() {
     }
     return;
   }
-  uploaded_view_ = view_;
   requested_.reset();
   on_screen_.snap = snap;
   on_screen_.view = view_;
@@ -184,18 +183,17 @@ void Views::refresh_textures() {
     panel_texels(p, on_screen_.texels[k]);
     renderer_.upload(int(k), on_screen_.texels[k], p.n);
   }
-  shown_on_screen(snap);
+  now_on_screen();
 }
 
-void Views::shown_on_screen(std::shared_ptr<const Snapshot> snap) {
+void Views::now_on_screen() {
   const bool new_run = shown_restart_ != controller_.restarts();
-  shown_ = std::move(snap);
-  if (new_run && shown_->samples_done > 0 && transition_pending_) {
+  if (new_run && on_screen_.snap->samples_done > 0 && transition_pending_) {
     transition_pending_ = false;
     transition_running_ = true;
     transition_start_ = std::chrono::steady_clock::now();
   }
-  if (new_run && shown_->samples_done > 0) {
+  if (new_run && on_screen_.snap->samples_done > 0) {
     shown_restart_ = controller_.restarts();
     first_heatmap_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - controller_.run_started()).count();
   }
@@ -230,13 +228,13 @@ void Views::blend_textures() {
 
 void Views::draw_tab_content() {
   const LessonPointer* point = lesson_ && lesson_->current().point ? &*lesson_->current().point : nullptr;
-  if (shown_) switch (view_.tab) {
-      case Tab::attention: draw_heatmap_grid(*shown_, on_screen_.panels, view_, renderer_, false, point); break;
-      case Tab::diagonal: draw_heatmap_grid(*shown_, on_screen_.panels, view_, renderer_, true, point); break;
-      case Tab::h_of_j: draw_h_of_j_tab(*shown_, view_); break;
-      case Tab::metrics: draw_metrics_tab(*shown_); break;
+  if (on_screen_.snap) switch (view_.tab) {
+      case Tab::attention: draw_heatmap_grid(*on_screen_.snap, on_screen_.panels, view_, renderer_, false, point); break;
+      case Tab::diagonal: draw_heatmap_grid(*on_screen_.snap, on_screen_.panels, view_, renderer_, true, point); break;
+      case Tab::h_of_j: draw_h_of_j_tab(*on_screen_.snap, view_); break;
+      case Tab::metrics: draw_metrics_tab(*on_screen_.snap); break;
       case Tab::figure: draw_figure_tab(figure_, controller_.settings(), view_); break;
-      case Tab::leakage: leakage_.draw(*shown_, renderer_, view_, !controller_.showing_tensors()); break;
+      case Tab::leakage: leakage_.draw(*on_screen_.snap, renderer_, view_, !controller_.showing_tensors()); break;
     }
   if (view_.tab != Tab::leakage) leakage_.stop();  // its twin run costs CPU only while shown
 }

@@ -32,7 +32,7 @@ class Views {
   // Whether the heatmaps on screen come from the current run (not from the one before a restart).
   bool showing_current_run() const;
   const std::vector<PanelData>& panels() const { return on_screen_.panels; }
-  const Snapshot* shown() const { return shown_.get(); }
+  const Snapshot* shown() const { return on_screen_.snap.get(); }
 
   // Presets: the settings go to the controller (auto samples off: the preset's count rules),
   // the view to the window, the figure to the workbench. A failed load changes nothing.
@@ -72,8 +72,8 @@ class Views {
 
  private:
   void refresh_textures();
-  // `snap`'s panels are on screen: the new run's first heatmap (its time, a lesson's transition).
-  void shown_on_screen(std::shared_ptr<const Snapshot> snap);
+  // on_screen_ has just changed: a new run's first heatmap (its time, a lesson's transition).
+  void now_on_screen();
   void apply_step();
   void draw_lesson_panel(float ui_scale, bool large);
   void draw_tab_content();
@@ -85,10 +85,9 @@ class Views {
   Controller& controller_;
   HeatmapRenderer renderer_;
   ViewOptions view_;
-  ViewOptions uploaded_view_;
-  std::shared_ptr<const Snapshot> shown_;
-  // The panels on screen and their texels, rebuilt in place (their arrays keep their memory: fresh
-  // ones would cost the UI thread page faults at every snapshot).
+  // What is on screen: the snapshot (every tab draws it), the view its panels were built for, the
+  // panels and their texels, rebuilt in place (their arrays keep their memory: fresh ones would cost
+  // the UI thread page faults at every snapshot).
   PanelBuilder::Result on_screen_;
   // From this n a refinement's panels are built on the builder's thread (n 128: 0.5 ms here).
   static constexpr int kBackgroundPanelsFrom = 128;

@@ -66,7 +66,7 @@ void Views::draw_lesson_panel(float ui_scale, bool large) {
   ImGui::TextUnformatted(step.title.c_str());
   ImGui::SetWindowFontScale(large ? 1.1f : 1.0f);
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + text_w);
-  ImGui::TextUnformatted(lesson_text(step.text, shown_.get()).c_str());
+  ImGui::TextUnformatted(lesson_text(step.text, on_screen_.snap.get()).c_str());
   for (const std::string& eq : step.equations) ImGui::TextColored(ImVec4(0.95f, 0.65f, 0.25f, 1.0f), "    %s", eq.c_str());
   ImGui::PopTextWrapPos();
   ImGui::SetWindowFontScale(1.0f);
@@ -88,7 +88,7 @@ void Views::draw_lesson_panel(float ui_scale, bool large) {
   ImGui::EndGroup();
   if (overlay) {
     ImGui::SameLine();
-    layer1_weight_overlay(shown_.get(), ImVec2(0, large ? ImGui::GetContentRegionAvail().y : fh * 7.0f));
+    layer1_weight_overlay(on_screen_.snap.get(), ImVec2(0, large ? ImGui::GetContentRegionAvail().y : fh * 7.0f));
   }
   (void)ui_scale;
   ImGui::EndChild();
