@@ -1,6 +1,6 @@
 // The parameter-free kernel with samples across SIMD lanes (structure of arrays): sixteen samples
-// at a time, each in its own lane of every vector, so that no step needs a horizontal sum and
-// rows as short as n = 10 fill whole registers. Used where it is faster (small n and width,
+// at a time with AVX-512, eight with AVX2, each in its own lane of every vector, so that no step
+// needs a horizontal sum and rows as short as n = 10 fill whole registers. Used where it is faster (small n and width,
 // `use_lane_kernel`); the per-sample kernel of simulator.cpp serves the rest. Internal to core/.
 #pragma once
 
@@ -22,8 +22,8 @@ struct KernelArgs;  // kernel_args.hpp
 bool use_lane_kernel(const Settings& s, const InputBasis& basis);
 
 // Whether runs use the lane kernel where it suits the settings: on processors with AVX-512
-// (x86-64-v4). Its 16 lanes are one register there; GCC splits them into slow pieces for AVX2 and
-// SSE (15x slower than the per-sample kernel at n 50), so other processors keep the per-sample kernel.
+// (x86-64-v4, 16 samples per batch) or AVX2 (x86-64-v3, 8 per batch; measured 1.3-2.7x the
+// per-sample kernel on one AMD EPYC core at n 10-96). Baseline x86-64 keeps the per-sample kernel.
 bool lane_kernel_native();
 
 // Whether a Simulator with this choice runs these settings in lanes (Simulator::Kernel).
@@ -41,9 +41,10 @@ class LaneKernel {
   LaneKernel(const LaneKernel&) = delete;
   LaneKernel& operator=(const LaneKernel&) = delete;
 
-  // Samples first_sample .. first_sample + count - 1, in batches of 16 from first_sample. Adds to
-  // `sums` when given (each quantity's 16 lanes in one fixed tree per batch, then in batch order),
-  // and records sample first_sample + t into (*traces)[t] when given (`w` is the scratch for it).
+  // Samples first_sample .. first_sample + count - 1, in batches of 16 or 8 from first_sample. Adds
+  // to `sums` when given (each quantity's lanes in fixed trees of 8, in sample order: the same bits
+  // for either batch width), and records sample first_sample + t into (*traces)[t] when given (`w`
+  // is the scratch for it).
   // A lane's numbers depend only on its sample: the batch it shares does not change them.
   // Returns false if cancelled (checked every batch and layer).
   bool run(const KernelArgs& k, Simulator::Work& w, std::uint64_t first_sample, std::int64_t count,
