@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 #include <limits>
 
 #include "kernel_args.hpp"
@@ -46,31 +47,47 @@ class LaneArray {
 }  // namespace
 
 struct LaneKernel::Buffers {
-  LaneArray x, y, q, xn, s, a, c, g, inv_norm, norms, rows_prev, rows_cur;
+  LaneArray x, y, q, xn, maps, g, inv_norm, norms, rows_prev, rows_cur;  // maps: S, A, C (n x n each)
+  std::size_t nn;                     // n * n: the cells of one map
+  std::vector<std::uint32_t> cells;   // a layer's packed S, A and cosine cells, in AccumLayout order: their vectors in maps
   std::vector<float> ax, av, adraws;  // one sample's draws (kernel_args.hpp draw_inputs)
   std::vector<int> zeros;             // every row's first key for the cosines: 0
   explicit Buffers(const KernelArgs& k)
-      : x(std::size_t(k.n) * k.d), y(x.size()), q(x.size()), xn(x.size()), s(std::size_t(k.n) * k.n),
-        a(s.size()), c(s.size()), g(s.size()), inv_norm(std::size_t(k.n)), norms(std::size_t(k.n)), rows_prev(2 * std::size_t(k.n)),
-        rows_cur(2 * std::size_t(k.n)), ax(x.size()),
-        av(std::size_t(k.d)), adraws(k.basis.normals), zeros(std::size_t(k.n), 0) {}
+      : x(std::size_t(k.n) * k.d), y(x.size()), q(x.size()), xn(x.size()), maps(3 * std::size_t(k.n) * k.n),
+        g(std::size_t(k.n) * k.n), inv_norm(std::size_t(k.n)), norms(std::size_t(k.n)), rows_prev(2 * std::size_t(k.n)),
+        rows_cur(2 * std::size_t(k.n)), nn(std::size_t(k.n) * k.n), ax(x.size()), av(std::size_t(k.d)),
+        adraws(k.basis.normals), zeros(std::size_t(k.n), 0) {
+    const std::size_t n = std::size_t(k.n);
+    for (std::size_t map = 0; map < 2; ++map)
+      for (std::size_t i = 0; i < n; ++i)
+        for (int j = k.lo[i]; j <= k.hi[i]; ++j) cells.push_back(std::uint32_t(map * nn + i * n + std::size_t(j)));
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j <= i; ++j) cells.push_back(std::uint32_t(2 * nn + i * n + j));
+    if (cells.size() != 2 * k.layout->map_cells + k.layout->triangle()) throw std::logic_error("lane kernel: map cells");
+  }
 };
 
 namespace {
 
 using Buffers = LaneKernel::Buffers;
 
+constexpr int kMaxLaneN = 128;  // use_lane_kernel's largest n
+
 // Sixteen samples per batch: one AVX-512 register per vector.
 namespace w16 {
-constexpr int W = 16;
+#define MASKSCOPE_LANE_W 16
+constexpr int W = MASKSCOPE_LANE_W;
 #include "lane_kernel_body.inc"
+#undef MASKSCOPE_LANE_W
 }  // namespace w16
 
 // Eight samples per batch: one AVX2 register per vector. Its sums equal w16's bit for bit: w16 adds
 // a batch's lanes 0-7 and then its lanes 8-15, each as one batch of w8 would.
 namespace w8 {
-constexpr int W = 8;
+#define MASKSCOPE_LANE_W 8
+constexpr int W = MASKSCOPE_LANE_W;
 #include "lane_kernel_body.inc"
+#undef MASKSCOPE_LANE_W
 }  // namespace w8
 
 using LaneFn = bool (*)(const KernelArgs&, Buffers&, Simulator::Work&, std::uint64_t, std::int64_t, BlockSums*,
@@ -135,7 +152,7 @@ bool use_lane_kernel(const Settings& s, const InputBasis& basis) {
   // d 64; 1.7x at n 96-128, d 64; 1.2-1.4x with RoPE at n 32-64, d 128-1024; even at n 16, d 2048.
   // Blocks must hold whole batches (a block of 4 samples would leave 12 lanes idle), and a batch's
   // buffers stay under 16 MiB per thread.
-  if (s.random_weights() || s.n > 128 || samples_per_block(s) < 16) return false;
+  if (s.random_weights() || s.n > kMaxLaneN || samples_per_block(s) < 16) return false;
   const std::size_t bytes = LaneArray::kLaneBytes * (6 * std::size_t(s.n) * basis.dim + 4 * std::size_t(s.n) * s.n);
   return bytes <= (std::size_t(16) << 20);
 }
