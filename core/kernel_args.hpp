@@ -39,6 +39,7 @@ struct KernelArgs {
   const float* slope_coef;
   std::int64_t triples;
   const AccumLayout* layout;
+  const ChiLaw* chi_laws;  // the reduced basis's diagonal: chi_{k - r} for r < m
 };
 
 constexpr std::uint64_t round_up_64(std::uint64_t m) { return (m + 63) / 64 * 64; }
@@ -86,7 +87,7 @@ struct SampleMetrics {
         if (r % 2 == 0) u_word = rng.next();
         const std::uint32_t u32 = static_cast<std::uint32_t>(r % 2 == 0 ? u_word : u_word >> 32);
         const double u = (double(u32) + 0.5) * 0x1.0p-32;
-        row[sp + r] = static_cast<float>(rng.chi(double(b.k - r), double(chi_z[r]), u));
+        row[sp + r] = static_cast<float>(rng.chi(k.chi_laws[r], double(chi_z[r]), u));
       }
     }
     if (k.alpha_one) {

@@ -248,13 +248,20 @@ double SampleStream::word_normal() {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
-double SampleStream::chi(double nu, double z, double u) {
-  double a = 0.5 * nu, boost = 1.0;
-  if (a < 1.0) {  // Gamma(a) = Gamma(a + 1) U^(1/a)
-    boost = std::pow(uniform(), 1.0 / a);
-    a += 1.0;
-  }
-  const double dd = a - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * dd);
+ChiLaw::ChiLaw(double nu) {
+  a = 0.5 * nu;
+  inv_a = 1.0 / a;
+  boosted = a < 1.0;
+  if (boosted) a += 1.0;
+  dd = a - 1.0 / 3.0;
+  c = 1.0 / std::sqrt(9.0 * dd);
+}
+
+double SampleStream::chi(double nu, double z, double u) { return chi(ChiLaw(nu), z, u); }
+
+double SampleStream::chi(const ChiLaw& law, double z, double u) {
+  const double boost = law.boosted ? std::pow(uniform(), law.inv_a) : 1.0;  // Gamma(a) = Gamma(a + 1) U^(1/a)
+  const double dd = law.dd, c = law.c;
   for (;;) {
     const double t = 1.0 + c * z;
     if (t > 0.0) {

@@ -44,6 +44,15 @@ inline int normal_word(std::uint64_t m) { return static_cast<int>((m / 16) % 4);
 
 // The stream of one sample: normals in order (each request starts at a multiple of 64, see
 // normals()), and 64-bit words from an independent sub-stream.
+// The constants of SampleStream::chi for nu degrees of freedom: Gamma(a) with a = nu / 2, through
+// Gamma(a + 1) U^(1 / a) when a < 1 (`boosted`); d = a - 1/3 and c = 1 / sqrt(9 d) of the shape drawn.
+struct ChiLaw {
+  double a = 0, inv_a = 0, dd = 0, c = 0;
+  bool boosted = false;
+  ChiLaw() = default;
+  explicit ChiLaw(double nu);
+};
+
 class SampleStream {
  public:
   SampleStream(std::uint64_t seed, std::uint64_t sample) : seed_(seed), sample_(sample) {}
@@ -68,6 +77,8 @@ class SampleStream {
   // attempt uses the given normal z and uniform u in (0, 1); rejections (about 1 in 50 at nu = 2,
   // fewer for larger nu) draw from the words sub-stream.
   double chi(double nu, double z, double u);
+  // The same draw with the law's constants computed once (ChiLaw(nu)): the same bits.
+  double chi(const ChiLaw& law, double z, double u);
 
  private:
   std::uint64_t seed_, sample_;

@@ -273,7 +273,7 @@ std::int64_t samples_per_block(const Settings& s) {
 
 namespace {
 KernelArgs make_args(const Settings& s, const InputBasis& basis, const KeyRanges& keys, const RopeTables& rope,
-                     const AccumLayout& layout) {
+                     const AccumLayout& layout, const std::vector<ChiLaw>& chi_laws) {
   KernelArgs k{};
   k.n = s.n;
   k.basis = basis;
@@ -296,6 +296,7 @@ KernelArgs make_args(const Settings& s, const InputBasis& basis, const KeyRanges
   k.slope_coef = keys.slope_coef.data();
   k.triples = keys.recency_triples;
   k.layout = &layout;
+  k.chi_laws = chi_laws.data();
   return k;
 }
 }  // namespace
@@ -307,8 +308,9 @@ Simulator::Simulator(const Settings& s, bool explicit_inputs, Kernel kernel)
     return;
   }
   work_ = std::make_unique<Work>(s.n, basis_);
+  for (int r = 0; r < basis_.m; ++r) chi_laws_.emplace_back(double(basis_.k - r));
   if (s.rope()) rope_ = rope_tables(s.n, s.d, s.rope_base, s.rope_scramble);
-  if (runs_in_lanes(s, basis_, kernel)) lanes_ = std::make_unique<LaneKernel>(make_args(s_, basis_, keys_, rope_, layout_));
+  if (runs_in_lanes(s, basis_, kernel)) lanes_ = std::make_unique<LaneKernel>(make_args(s_, basis_, keys_, rope_, layout_, chi_laws_));
 }
 
 Simulator::~Simulator() = default;
@@ -330,7 +332,7 @@ bool Simulator::simulate_block(std::uint64_t first_sample, std::int64_t count, B
     sums.count = 0;  // the per-sample kernel's first sample writes every value: no pass of zeros (25 MB at n 512)
   }
   if (random_weights_) return random_weights_->run(first_sample, count, &sums, nullptr, cancel);
-  const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_);
+  const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_, chi_laws_);
   if (lanes_) return lanes_->run(k, *work_, first_sample, count, &sums, nullptr, cancel);
   return run_samples(k, *work_, first_sample, count, &sums, nullptr, cancel, nullptr, implied_squares,
                      options.split_first_sample);
@@ -340,7 +342,7 @@ std::vector<SampleTrace> Simulator::trace_block(std::uint64_t first_sample, std:
   if (random_weights_) return {};  // parameter-free only (tests)
   std::vector<SampleTrace> traces(static_cast<std::size_t>(count));
   for (auto& t : traces) t.layers.resize(s_.layers);
-  const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_);
+  const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_, chi_laws_);
   if (lanes_)
     lanes_->run(k, *work_, first_sample, count, nullptr, &traces, nullptr);
   else
@@ -355,7 +357,7 @@ SampleTrace Simulator::trace_sample(std::uint64_t sample) {
     random_weights_->run(sample, 1, nullptr, &trace, nullptr);
     return trace;
   }
-  const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_);
+  const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_, chi_laws_);
   if (lanes_) {
     std::vector<SampleTrace> one(1, std::move(trace));
     lanes_->run(k, *work_, sample, 1, nullptr, &one, nullptr);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "accumulator.hpp"
+#include "random_stream.hpp"
 #include "rope.hpp"
 #include "settings.hpp"
 
@@ -126,6 +127,7 @@ class Simulator {
   AccumLayout layout_;
   KeyRanges keys_;
   RopeTables rope_;
+  std::vector<ChiLaw> chi_laws_;  // KernelArgs::chi_laws
   std::unique_ptr<Work> work_;                          // parameter_free
   std::unique_ptr<LaneKernel> lanes_;                   // parameter_free where use_lane_kernel
   std::unique_ptr<RandomWeightsModel> random_weights_;  // random_weights
