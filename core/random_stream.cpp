@@ -158,12 +158,13 @@ struct Words8 {
   b = {{b0, b1, b2, b3}};
 }
 
-// The normals of 8 counters' Philox words w: out[16 k + t] for k < 4, t < 8.
+// The normals of 8 counters' Philox words w: out[16 k + t] for k < 2 K, t < 8 (K = 2: all four).
+template <int K = 2>
 [[gnu::always_inline]] inline void normals_of(const Words8& w, float* out) {
   f32x8 z[4];
   box_muller(w.w[0], w.w[1], z[0], z[1]);
-  box_muller(w.w[2], w.w[3], z[2], z[3]);
-  for (int k = 0; k < 4; ++k) std::memcpy(out + 16 * k, &z[k], sizeof z[k]);
+  if constexpr (K == 2) box_muller(w.w[2], w.w[3], z[2], z[3]);
+  for (int k = 0; k < 2 * K; ++k) std::memcpy(out + 16 * k, &z[k], sizeof z[k]);
 }
 
 // The 4 x 8 normals of 8 counters (c0, c1, c2, domain): out[16 w + t] for t < 8.
@@ -203,6 +204,18 @@ void normal_group(std::uint64_t seed, std::uint64_t sample, std::uint64_t group,
 }
 
 MASKSCOPE_SAMPLER_CLONES
+void normal_group_head(std::uint64_t seed, std::uint64_t sample, std::uint64_t group, float* out) {
+  const u32x8 c0 = u32x8{} + std::uint32_t(sample);
+  const u32x8 c1 = u32x8{} + std::uint32_t(sample >> 32);
+  const u32x8 c2 = std::uint32_t(16 * group) + kLane;
+  Words8 a, b;
+  philox8x2(c0, c1, c2, c2 + 8u, u32x8{} + std::uint32_t(StreamDomain::normals), std::uint32_t(seed),
+            std::uint32_t(seed >> 32), a, b);
+  normals_of<1>(a, out);
+  normals_of<1>(b, out + 8);
+}
+
+MASKSCOPE_SAMPLER_CLONES
 void lane_normals(std::uint64_t seed, std::uint64_t first_sample, std::uint32_t g, float* out) {
   for (std::uint32_t half = 0; half < 16; half += 8) {
     const u32x8 lo = std::uint32_t(first_sample) + half + kLane;
@@ -221,7 +234,10 @@ void SampleStream::normals(float* out, std::size_t count) {
     if (take == 64) {
       normal_group(seed_, sample_, g, out + done);
     } else {
-      normal_group(seed_, sample_, g, group);
+      if (take <= 32)
+        normal_group_head(seed_, sample_, g, group);
+      else
+        normal_group(seed_, sample_, g, group);
       std::memcpy(out + done, group, take * sizeof(float));
     }
     done += take;

@@ -33,6 +33,8 @@ std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> counter,
 
 // The 64 normals m in [64 G, 64 G + 64) of `sample`'s stream, in order.
 void normal_group(std::uint64_t seed, std::uint64_t sample, std::uint64_t group, float* out);
+// The same group's first 32 normals (out[0 .. 32)), at half the Box-Muller work: a short last group.
+void normal_group_head(std::uint64_t seed, std::uint64_t sample, std::uint64_t group, float* out);
 
 // Normals of 16 samples at once (structure of arrays): out[16 w + t] = normal
 // 64 (g / 16) + 16 w + g % 16 of sample first_sample + t, for w = 0..3.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/accumulator.hpp"
@@ -51,6 +52,13 @@ TEST_CASE("a sample's normals are the same from the stream, from a group and fro
       normal_group(seed, first + std::uint64_t(t), m / 64, group);
       CHECK(group[m % 64] == all[m]);
     }
+  }
+  // A short last group's head is the group's first 32 normals, bit for bit.
+  for (std::uint64_t g : {0ull, 1ull, 77ull}) {
+    float full[64], head[32];
+    normal_group(seed, first, g, full);
+    normal_group_head(seed, first, g, head);
+    CHECK(std::memcmp(full, head, sizeof head) == 0);
   }
   // Each request starts at a group: 3 normals, then the next request's first is normal 64.
   SampleStream a(seed, 3), b(seed, 3);
