@@ -175,7 +175,9 @@ bool runs_in_lanes(const Settings& s, const InputBasis& basis, Simulator::Kernel
 }
 
 std::string kernel_name(const Settings& s, Simulator::Kernel kernel) {
-  if (runs_in_lanes(s, input_basis(s), kernel)) return "lanes";
+  // "lanes-8": sums in trees of eight lanes (the 16-lane kernel's "lanes" summed a batch in one tree
+  // of 16 pairs, so its parts must not be merged with these).
+  if (runs_in_lanes(s, input_basis(s), kernel)) return "lanes-8";
 #if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("x86-64-v3")) return "per-sample x86-64-v3";  // the kernel's target_clones

@@ -30,8 +30,9 @@ bool lane_kernel_native();
 bool runs_in_lanes(const Settings& s, const InputBasis& basis, Simulator::Kernel kernel);
 
 // The kernel a run with these settings uses on this processor, as recorded with partial sums
-// (.msum) and results: "lanes" (every level gives the same bits), "per-sample x86-64-v3" (AVX2 and
-// FMA) or "per-sample x86-64" (no FMA). Runs agree bit for bit only within one kernel name.
+// (.msum) and results: "lanes-8" (every level and batch width gives the same bits), "per-sample
+// x86-64-v3" (AVX2 and FMA) or "per-sample x86-64" (no FMA). Runs agree bit for bit only within one
+// kernel name.
 std::string kernel_name(const Settings& s, Simulator::Kernel kernel = Simulator::Kernel::automatic);
 
 class LaneKernel {

@@ -1,5 +1,6 @@
-// The lane kernel (sixteen samples across SIMD lanes, core/lane_kernel.hpp) against the per-sample
-// kernel, across instruction-set levels, and against its own batches.
+// The lane kernel (16 or 8 samples across SIMD lanes, core/lane_kernel.hpp) against the per-sample
+// kernel, across instruction-set levels and batch widths (baseline x86-64 runs 16 lanes, AVX2 8),
+// and against its own batches.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -127,7 +128,7 @@ TEST_CASE("a sample's lane numbers do not depend on its batch") {
   }
 }
 
-TEST_CASE("the lane kernel gives the same bits on every instruction-set level this processor has") {
+TEST_CASE("the lane kernel gives the same bits on every instruction-set level and batch width this processor has") {
   const std::string best = lane_isa();
   const auto levels = lane_isas_available();
   MESSAGE("lane kernel levels here: ", levels.size(), ", best ", best);
