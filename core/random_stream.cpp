@@ -68,31 +68,37 @@ struct Words8 {
 }
 
 // ln x for x in (0, 1] (Cephes logf: x = m 2^e, m in [sqrt(1/2), sqrt(2)), a degree-9 polynomial in
-// m - 1); relative error about 1e-7.
-[[gnu::always_inline]] inline f32x8 log_unit(f32x8 x) {
-  i32x8 bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  i32x8 e = ((bits >> 23) & 0xFF) - 126;
-  const i32x8 mant_bits = (bits & 0x007FFFFF) | 0x3F000000;  // m in [0.5, 1)
-  f32x8 m;
-  std::memcpy(&m, &mant_bits, sizeof m);
-  const i32x8 small = m < 0.707106781186547524f;
-  e += small;  // small lanes are -1: e - 1
-  m = small ? m + m - 1.0f : m - 1.0f;
-  const f32x8 fe = __builtin_convertvector(e, f32x8);
-  const f32x8 z = m * m;
-  f32x8 y = 7.0376836292e-2f * m - 1.1514610310e-1f;
-  y = y * m + 1.1676998740e-1f;
-  y = y * m - 1.2420140846e-1f;
-  y = y * m + 1.4249322787e-1f;
-  y = y * m - 1.6668057665e-1f;
-  y = y * m + 2.0000714765e-1f;
-  y = y * m - 2.4999993993e-1f;
-  y = y * m + 3.3333331174e-1f;
-  y = y * m * z;
-  y = y + fe * -2.12194440e-4f;
-  y = y - 0.5f * z;
-  return (m + y) + fe * 0.693359375f;
+// m - 1); relative error about 1e-7. N vectors at once, step by step: each is a chain of dependent
+// operations, and side by side they overlap (the same operations on every lane as one at a time).
+template <int N>
+[[gnu::always_inline]] inline void log_unit(const f32x8* x, f32x8* out) {
+  f32x8 m[N], fe[N], z[N], y[N];
+  for (int i = 0; i < N; ++i) {
+    i32x8 bits;
+    std::memcpy(&bits, &x[i], sizeof bits);
+    i32x8 e = ((bits >> 23) & 0xFF) - 126;
+    const i32x8 mant_bits = (bits & 0x007FFFFF) | 0x3F000000;  // m in [0.5, 1)
+    std::memcpy(&m[i], &mant_bits, sizeof m[i]);
+    const i32x8 small = m[i] < 0.707106781186547524f;
+    e += small;  // small lanes are -1: e - 1
+    m[i] = small ? m[i] + m[i] - 1.0f : m[i] - 1.0f;
+    fe[i] = __builtin_convertvector(e, f32x8);
+    z[i] = m[i] * m[i];
+  }
+  for (int i = 0; i < N; ++i) y[i] = 7.0376836292e-2f * m[i] - 1.1514610310e-1f;
+  for (int i = 0; i < N; ++i) y[i] = y[i] * m[i] + 1.1676998740e-1f;
+  for (int i = 0; i < N; ++i) y[i] = y[i] * m[i] - 1.2420140846e-1f;
+  for (int i = 0; i < N; ++i) y[i] = y[i] * m[i] + 1.4249322787e-1f;
+  for (int i = 0; i < N; ++i) y[i] = y[i] * m[i] - 1.6668057665e-1f;
+  for (int i = 0; i < N; ++i) y[i] = y[i] * m[i] + 2.0000714765e-1f;
+  for (int i = 0; i < N; ++i) y[i] = y[i] * m[i] - 2.4999993993e-1f;
+  for (int i = 0; i < N; ++i) y[i] = y[i] * m[i] + 3.3333331174e-1f;
+  for (int i = 0; i < N; ++i) {
+    y[i] = y[i] * m[i] * z[i];
+    y[i] = y[i] + fe[i] * -2.12194440e-4f;
+    y[i] = y[i] - 0.5f * z[i];
+    out[i] = (m[i] + y[i]) + fe[i] * 0.693359375f;
+  }
 }
 
 // Lane-wise IEEE square root (GCC has no generic vector sqrt; this loop becomes sqrtps).
@@ -102,29 +108,35 @@ struct Words8 {
   return r;
 }
 
-// Box-Muller: a gives the radius sqrt(-2 ln u), u in (0, 1] from 31 bits; b the angle, its top two
-// bits the quadrant and the next 30 bits phi in [-pi/4, pi/4) (Cephes sinf / cosf polynomials).
-[[gnu::always_inline]] inline void box_muller(u32x8 a, u32x8 b, f32x8& z_cos, f32x8& z_sin) {
-  const f32x8 u = __builtin_convertvector(i32x8(a >> 1), f32x8) * 0x1.0p-31f + 0x1.0p-32f;
-  const f32x8 r = sqrt8(-2.0f * log_unit(u));
-  const u32x8 quadrant = b >> 30;
-  const f32x8 f = __builtin_convertvector(i32x8(b & 0x3FFFFFFFu), f32x8) * 0x1.0p-30f;  // [0, 1)
-  const f32x8 phi = (f - 0.5f) * 1.57079632679489662f;
-  const f32x8 p2 = phi * phi;
-  const f32x8 s = phi + phi * p2 * ((-1.9515295891e-4f * p2 + 8.3321608736e-3f) * p2 - 1.6666654611e-1f);
-  const f32x8 c = 1.0f - 0.5f * p2 + p2 * p2 * ((2.443315711809948e-5f * p2 - 1.388731625493765e-3f) * p2 +
-                                                4.166664568298827e-2f);
-  // Angle q pi/2 + phi: (cos, sin) = (c, s), (-s, c), (-c, -s), (s, -c) for q = 0..3.
-  const i32x8 q = i32x8(quadrant);
-  const i32x8 swap = (q & 1) != 0;
-  const i32x8 neg_cos = (q == 1) | (q == 2);
-  const i32x8 neg_sin = q >= 2;
-  f32x8 cs = swap ? s : c;
-  f32x8 sn = swap ? c : s;
-  cs = neg_cos ? -cs : cs;
-  sn = neg_sin ? -sn : sn;
-  z_cos = r * cs;
-  z_sin = r * sn;
+// Box-Muller on N word pairs (a[i], b[i]) side by side (as log_unit): a gives the radius
+// sqrt(-2 ln u), u in (0, 1] from 31 bits; b the angle, its top two bits the quadrant and the next
+// 30 bits phi in [-pi/4, pi/4) (Cephes sinf / cosf polynomials).
+template <int N>
+[[gnu::always_inline]] inline void box_muller(const u32x8* a, const u32x8* b, f32x8* z_cos, f32x8* z_sin) {
+  f32x8 u[N], lg[N];
+  for (int i = 0; i < N; ++i) u[i] = __builtin_convertvector(i32x8(a[i] >> 1), f32x8) * 0x1.0p-31f + 0x1.0p-32f;
+  log_unit<N>(u, lg);
+  for (int i = 0; i < N; ++i) {
+    const f32x8 r = sqrt8(-2.0f * lg[i]);
+    const u32x8 quadrant = b[i] >> 30;
+    const f32x8 f = __builtin_convertvector(i32x8(b[i] & 0x3FFFFFFFu), f32x8) * 0x1.0p-30f;  // [0, 1)
+    const f32x8 phi = (f - 0.5f) * 1.57079632679489662f;
+    const f32x8 p2 = phi * phi;
+    const f32x8 s = phi + phi * p2 * ((-1.9515295891e-4f * p2 + 8.3321608736e-3f) * p2 - 1.6666654611e-1f);
+    const f32x8 c = 1.0f - 0.5f * p2 + p2 * p2 * ((2.443315711809948e-5f * p2 - 1.388731625493765e-3f) * p2 +
+                                                  4.166664568298827e-2f);
+    // Angle q pi/2 + phi: (cos, sin) = (c, s), (-s, c), (-c, -s), (s, -c) for q = 0..3.
+    const i32x8 q = i32x8(quadrant);
+    const i32x8 swap = (q & 1) != 0;
+    const i32x8 neg_cos = (q == 1) | (q == 2);
+    const i32x8 neg_sin = q >= 2;
+    f32x8 cs = swap ? s : c;
+    f32x8 sn = swap ? c : s;
+    cs = neg_cos ? -cs : cs;
+    sn = neg_sin ? -sn : sn;
+    z_cos[i] = r * cs;
+    z_sin[i] = r * sn;
+  }
 }
 
 // Two Philox blocks of 8 counters each, round by round: the rounds of one block form a chain of
@@ -158,20 +170,37 @@ struct Words8 {
   b = {{b0, b1, b2, b3}};
 }
 
-// The normals of 8 counters' Philox words w: out[16 k + t] for k < 2 K, t < 8 (K = 2: all four).
+// The normals of two blocks' Philox words (8 counters each): block j's normals go to
+// out[8 j + 16 k + t] for k < 2 K, t < 8 (K = 2: all four words; K = 1: the first two).
 template <int K = 2>
-[[gnu::always_inline]] inline void normals_of(const Words8& w, float* out) {
-  f32x8 z[4];
-  box_muller(w.w[0], w.w[1], z[0], z[1]);
-  if constexpr (K == 2) box_muller(w.w[2], w.w[3], z[2], z[3]);
-  for (int k = 0; k < 2 * K; ++k) std::memcpy(out + 16 * k, &z[k], sizeof z[k]);
+[[gnu::always_inline]] inline void normals_of(const Words8& wa, const Words8& wb, float* out) {
+  u32x8 a[2 * K], b[2 * K];
+  for (int k = 0; k < K; ++k) {
+    a[k] = wa.w[2 * k];
+    b[k] = wa.w[2 * k + 1];
+    a[K + k] = wb.w[2 * k];
+    b[K + k] = wb.w[2 * k + 1];
+  }
+  f32x8 zc[2 * K], zs[2 * K];
+  box_muller<2 * K>(a, b, zc, zs);
+  for (int j = 0; j < 2; ++j)
+    for (int k = 0; k < K; ++k) {
+      std::memcpy(out + 8 * j + 16 * (2 * k), &zc[j * K + k], sizeof(f32x8));
+      std::memcpy(out + 8 * j + 16 * (2 * k + 1), &zs[j * K + k], sizeof(f32x8));
+    }
 }
 
 // The 4 x 8 normals of 8 counters (c0, c1, c2, domain): out[16 w + t] for t < 8.
 [[gnu::always_inline]] inline void normals8(std::uint64_t seed, u32x8 c0, u32x8 c1, u32x8 c2, float* out) {
-  normals_of(philox8(c0, c1, c2, u32x8{} + std::uint32_t(StreamDomain::normals), std::uint32_t(seed),
-                     std::uint32_t(seed >> 32)),
-             out);
+  const Words8 w = philox8(c0, c1, c2, u32x8{} + std::uint32_t(StreamDomain::normals), std::uint32_t(seed),
+                           std::uint32_t(seed >> 32));
+  const u32x8 a[2] = {w.w[0], w.w[2]}, b[2] = {w.w[1], w.w[3]};
+  f32x8 zc[2], zs[2];
+  box_muller<2>(a, b, zc, zs);
+  for (int k = 0; k < 2; ++k) {
+    std::memcpy(out + 16 * (2 * k), &zc[k], sizeof zc[k]);
+    std::memcpy(out + 16 * (2 * k + 1), &zs[k], sizeof zs[k]);
+  }
 }
 
 const u32x8 kLane = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -199,8 +228,7 @@ void normal_group(std::uint64_t seed, std::uint64_t sample, std::uint64_t group,
   Words8 a, b;
   philox8x2(c0, c1, c2, c2 + 8u, u32x8{} + std::uint32_t(StreamDomain::normals), std::uint32_t(seed),
             std::uint32_t(seed >> 32), a, b);
-  normals_of(a, out);
-  normals_of(b, out + 8);
+  normals_of(a, b, out);
 }
 
 MASKSCOPE_SAMPLER_CLONES
@@ -211,8 +239,7 @@ void normal_group_head(std::uint64_t seed, std::uint64_t sample, std::uint64_t g
   Words8 a, b;
   philox8x2(c0, c1, c2, c2 + 8u, u32x8{} + std::uint32_t(StreamDomain::normals), std::uint32_t(seed),
             std::uint32_t(seed >> 32), a, b);
-  normals_of<1>(a, out);
-  normals_of<1>(b, out + 8);
+  normals_of<1>(a, b, out);
 }
 
 MASKSCOPE_SAMPLER_CLONES
