@@ -154,6 +154,64 @@ TEST_CASE("the lane kernel gives the same bits on every instruction-set level an
   REQUIRE(set_lane_isa(best));
 }
 
+TEST_CASE("lane block sums add the traced samples in trees of eight lanes, in sample order, bit for bit") {
+  // The block runs the fast input path (draws written straight into the lanes) and the sums; the
+  // traces take draw_inputs' path, sample by sample. Both must give the same values, and the sums must
+  // be what the documented order gives: per batch of 8 from the block's first sample,
+  // ((v0 + v1) + (v2 + v3)) + ((v4 + v5) + (v6 + v7)) with missing lanes 0, added batch after batch.
+  // (Sums of a few floats in double are mostly exact whatever the order; the sums of squares, with
+  // products of 48 bits, round now and then, and there a different tree shows: grouping lanes 0-3 as
+  // ((0 + 1) + 2) + 3 fails at 29 samples.)
+  std::vector<Settings> cases;
+  cases.push_back(test::ln_recency(64, 0.5, 100));  // LayerNorm, reduced basis, v's row
+  Settings r = test::ln_recency(16, 0.0, 100);       // no v, residual, window mask
+  r.gamma = 0.5;
+  r.mask = MaskKind::window;
+  r.window = 3;
+  cases.push_back(r);
+  const std::string best = lane_isa();
+  for (const std::string& level : lane_isas_available()) {
+    REQUIRE(set_lane_isa(level));
+    for (const Settings& s : cases)
+      for (const int count : {29, 205}) {  // whole batches of 8 (and of 16) and a partial one
+        Simulator sim(s, false, Simulator::Kernel::lanes);
+        REQUIRE(sim.uses_lanes());
+        const std::uint64_t first = 5;
+        BlockSums b(sim.layout().total());
+        REQUIRE(sim.simulate_block(first, count, b));
+        const auto traces = sim.trace_block(first, count);
+        const AccumLayout& L = sim.layout();
+        CAPTURE(level);
+        CAPTURE(int(s.mask));
+        CAPTURE(count);
+        int cells = 0, exact = 0;
+        for (int l = 0; l < s.layers; ++l)
+          for (int i = 0; i < s.n; ++i)
+            for (int j = L.map_lo(i); j <= i; ++j) {
+              for (int map = 0; map < 2; ++map) {
+                double sum = 0, sq = 0;
+                for (int t0 = 0; t0 < count; t0 += 8) {
+                  double v[8] = {};
+                  for (int u = 0; u < 8 && t0 + u < count; ++u) {
+                    const LayerTrace& lt = traces[std::size_t(t0 + u)].layers[std::size_t(l)];
+                    v[u] = double((map == 0 ? lt.scores : lt.weights)[std::size_t(i * s.n + j)]);
+                  }
+                  sum += ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+                  sq += ((v[0] * v[0] + v[1] * v[1]) + (v[2] * v[2] + v[3] * v[3])) +
+                        ((v[4] * v[4] + v[5] * v[5]) + (v[6] * v[6] + v[7] * v[7]));
+                }
+                const std::size_t at = (map == 0 ? L.score(l) : L.weight(l)) + L.map_cell(i, j);
+                ++cells;
+                exact += b.sum[at] == sum && b.sumsq[at] == sq;
+              }
+            }
+        CHECK(cells > 0);
+        CHECK(exact == cells);
+      }
+  }
+  REQUIRE(set_lane_isa(best));
+}
+
 TEST_CASE("lane block sums are the per-sample kernel's statistics: means agree within their standard errors") {
   Settings s = test::ln_recency(64, 0.5, 20'000);
   s.layers = 3;
