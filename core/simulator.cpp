@@ -1,7 +1,7 @@
 // The per-sample forward pass (MODEL.md sections 1-3). The hot loop is compiled twice, for
 // x86-64-v3 (AVX2 + FMA) and for baseline x86-64, and chosen at run time by the loader (ifunc),
-// so one binary runs everywhere and uses wide vectors where it can. On AVX-512 processors the
-// lane kernel (lane_kernel.hpp) runs the settings it suits instead.
+// so one binary runs everywhere and uses wide vectors where it can. On AVX2 and AVX-512 processors
+// the lane kernel (lane_kernel.hpp) runs the settings it suits instead.
 #include "simulator.hpp"
 
 #include <algorithm>

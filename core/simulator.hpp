@@ -89,7 +89,7 @@ struct SimulateBlockOptions {
 class Simulator {
  public:
   // Which kernel runs the parameter-free model: `automatic` takes the lane kernel (lane_kernel.hpp)
-  // where it suits the settings and the processor has AVX-512, `per_sample` never (the rounding of the
+  // where it suits the settings and the processor has AVX2 or AVX-512, `per_sample` never (the rounding of the
   // per-sample helpers that `analyze` shares), `lanes` wherever it suits the settings (tests).
   enum class Kernel { automatic, per_sample, lanes };
   // s must be valid. `explicit_inputs` draws all d coordinates even where the reduced basis

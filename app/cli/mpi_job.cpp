@@ -53,7 +53,7 @@ void mpi_run(const MpiSession& mpi, const Settings& s, SegmentRange range, Exact
 #if MASKSCOPE_MPI
   const int P = mpi.size(), r = mpi.rank();
   // Every rank must run the same kernel (lane_kernel.hpp kernel_name): processors with and without
-  // AVX-512 round differently, and the exact reduction promises one process's bits.
+  // AVX2 round differently, and the exact reduction promises one process's bits.
   std::string kernel = kernel_name(s);
   if (const char* odd = std::getenv("MASKSCOPE_TEST_KERNEL_RANK"); odd && std::atoi(odd) == r)
     kernel += " (test)";  // tests: a rank on a processor of another kind
@@ -65,7 +65,7 @@ void mpi_run(const MpiSession& mpi, const Settings& s, SegmentRange range, Exact
   if (lowest != highest) {
     if (r == 0)
       std::cerr << "maskscope-cli: the MPI ranks run different kernels (rank 0: '" << kernel
-                << "'; processors with and without AVX-512 round differently). Run the job on processors of one "
+                << "'; processors with and without AVX2 round differently). Run the job on processors of one "
                    "kind, or compute shards (--shard) on each kind and keep their results apart.\n";
     MPI_Barrier(MPI_COMM_WORLD);  // rank 0's message first
     mpi.abort(2);
