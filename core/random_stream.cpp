@@ -28,8 +28,8 @@ typedef float f32x8 __attribute__((vector_size(32)));
 
 // Lane-wise 32 x 32 -> 64-bit products: the high and low words of m * b.
 [[gnu::always_inline]] inline void mulhilo(std::uint32_t m, u32x8 b, u32x8& hi, u32x8& lo) {
-  // Hide the constant multiplier from the optimiser: knowing it, GCC multiplied by shifts and adds
-  // (AVX2 has no 64-bit vector multiply), 4x the instructions of one vpmuludq per product.
+  // Hide the constant multiplier from the optimiser: knowing it, GCC multiplied by shifts, adds and
+  // subtractions (AVX2 has no 64-bit vector multiply) instead of one vpmuludq per product.
   asm("" : "+r"(m));
   u64x4 wide;
   std::memcpy(&wide, &b, sizeof wide);
@@ -141,7 +141,7 @@ template <int N>
 
 // Two Philox blocks of 8 counters each, round by round: the rounds of one block form a chain of
 // dependent multiplies, and interleaving two chains keeps the multipliers busy (normal_group took
-// 1.4x as long with one block after the other).
+// 1.2x as long with one block after the other).
 [[gnu::always_inline]] inline void philox8x2(u32x8 a0, u32x8 a1, u32x8 a2, u32x8 b2, u32x8 c3, std::uint32_t k0,
                                              std::uint32_t k1, Words8& a, Words8& b) {
   u32x8 b0 = a0, b1 = a1, a3 = c3, b3 = c3;
