@@ -205,6 +205,19 @@ template <int K = 2>
 
 const u32x8 kLane = {0, 1, 2, 3, 4, 5, 6, 7};
 
+// Group `group` of `sample`'s normals: all 64 (K = 2), or the first 32 (K = 1).
+template <int K>
+[[gnu::always_inline]] inline void group_normals(std::uint64_t seed, std::uint64_t sample, std::uint64_t group,
+                                                 float* out) {
+  const u32x8 c0 = u32x8{} + std::uint32_t(sample);
+  const u32x8 c1 = u32x8{} + std::uint32_t(sample >> 32);
+  const u32x8 c2 = std::uint32_t(16 * group) + kLane;
+  Words8 a, b;
+  philox8x2(c0, c1, c2, c2 + 8u, u32x8{} + std::uint32_t(StreamDomain::normals), std::uint32_t(seed),
+            std::uint32_t(seed >> 32), a, b);
+  normals_of<K>(a, b, out);
+}
+
 }  // namespace
 
 std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> c, std::array<std::uint32_t, 2> key) {
@@ -222,24 +235,12 @@ std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> c, std::
 
 MASKSCOPE_SAMPLER_CLONES
 void normal_group(std::uint64_t seed, std::uint64_t sample, std::uint64_t group, float* out) {
-  const u32x8 c0 = u32x8{} + std::uint32_t(sample);
-  const u32x8 c1 = u32x8{} + std::uint32_t(sample >> 32);
-  const u32x8 c2 = std::uint32_t(16 * group) + kLane;
-  Words8 a, b;
-  philox8x2(c0, c1, c2, c2 + 8u, u32x8{} + std::uint32_t(StreamDomain::normals), std::uint32_t(seed),
-            std::uint32_t(seed >> 32), a, b);
-  normals_of(a, b, out);
+  group_normals<2>(seed, sample, group, out);
 }
 
 MASKSCOPE_SAMPLER_CLONES
 void normal_group_head(std::uint64_t seed, std::uint64_t sample, std::uint64_t group, float* out) {
-  const u32x8 c0 = u32x8{} + std::uint32_t(sample);
-  const u32x8 c1 = u32x8{} + std::uint32_t(sample >> 32);
-  const u32x8 c2 = std::uint32_t(16 * group) + kLane;
-  Words8 a, b;
-  philox8x2(c0, c1, c2, c2 + 8u, u32x8{} + std::uint32_t(StreamDomain::normals), std::uint32_t(seed),
-            std::uint32_t(seed >> 32), a, b);
-  normals_of<1>(a, b, out);
+  group_normals<1>(seed, sample, group, out);
 }
 
 MASKSCOPE_SAMPLER_CLONES
