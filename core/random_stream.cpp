@@ -293,7 +293,7 @@ double SampleStream::word_normal() {
 }
 
 ChiLaw::ChiLaw(double nu) {
-  a = 0.5 * nu;
+  double a = 0.5 * nu;
   inv_a = 1.0 / a;
   boosted = a < 1.0;
   if (boosted) a += 1.0;

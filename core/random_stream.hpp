@@ -44,17 +44,18 @@ void lane_normals(std::uint64_t seed, std::uint64_t first_sample, std::uint32_t 
 inline std::uint32_t normal_counter(std::uint64_t m) { return static_cast<std::uint32_t>(16 * (m / 64) + m % 16); }
 inline int normal_word(std::uint64_t m) { return static_cast<int>((m / 16) % 4); }
 
-// The stream of one sample: normals in order (each request starts at a multiple of 64, see
-// normals()), and 64-bit words from an independent sub-stream.
 // The constants of SampleStream::chi for nu degrees of freedom: Gamma(a) with a = nu / 2, through
-// Gamma(a + 1) U^(1 / a) when a < 1 (`boosted`); d = a - 1/3 and c = 1 / sqrt(9 d) of the shape drawn.
+// Gamma(a + 1) U^(1 / a) when a < 1 (`boosted`, inv_a = 1 / a); d = a' - 1/3 and c = 1 / sqrt(9 d)
+// of the shape a' drawn (a, or a + 1 when boosted).
 struct ChiLaw {
-  double a = 0, inv_a = 0, dd = 0, c = 0;
+  double inv_a = 0, dd = 0, c = 0;
   bool boosted = false;
   ChiLaw() = default;
   explicit ChiLaw(double nu);
 };
 
+// The stream of one sample: normals in order (each request starts at a multiple of 64, see
+// normals()), and 64-bit words from an independent sub-stream.
 class SampleStream {
  public:
   SampleStream(std::uint64_t seed, std::uint64_t sample) : seed_(seed), sample_(sample) {}
