@@ -59,6 +59,20 @@ struct SampleMetrics {
   double score_slope, weight_slope;  // within-offset slopes on the query position (MODEL.md section 8)
 };
 
+// The reduced basis's diagonal (InputBasis), chi_{k - r} for r < m, drawn in row order (a rejection
+// takes words from the stream) in place: chi_z[r] holds the draw's first normal, then the draw.
+// `chi(rng, law, z, u)` is SampleStream::chi or the lane kernel's copy of its first attempt.
+template <class Chi>
+[[gnu::always_inline]] inline void draw_chis(const KernelArgs& k, SampleStream& rng, float* chi_z, Chi&& chi) {
+  std::uint64_t u_word = 0;
+  for (int r = 0; r < k.basis.m; ++r) {
+    if (r % 2 == 0) u_word = rng.next();
+    const std::uint32_t u32 = static_cast<std::uint32_t>(r % 2 == 0 ? u_word : u_word >> 32);
+    const double u = (double(u32) + 0.5) * 0x1.0p-32;
+    chi_z[r] = static_cast<float>(chi(rng, k.chi_laws[r], double(chi_z[r]), u));
+  }
+}
+
 // LN-recency Eq. 6 (MODEL.md section 1): x_i = (eps_i + c v) / sqrt(d), c = sqrt(alpha / (1 - alpha));
 // alpha = 1 is the limit in which every token is v / sqrt(d). Optionally unit norm (Behind RoPE Sec. 3.2).
 // Explicit basis: eps_i and v drawn in all d coordinates (normals 0 .. n d - 1, then v from the next
@@ -74,8 +88,9 @@ struct SampleMetrics {
     const int rows = b.rows, m = b.m, sp = b.special;
     float* z = draws.data();  // b.normals: the factor's entries, then the first attempt of each chi
     rng.normals(z, b.normals);
-    const float* chi_z = z + (b.normals - std::size_t(m));
-    std::uint64_t u_word = 0;
+    float* chi_z = z + (b.normals - std::size_t(m));
+    draw_chis(k, rng, chi_z,
+              [](SampleStream& g, const ChiLaw& law, double first, double u) { return g.chi(law, first, u); });
     std::fill(x, x + std::size_t(n) * d, 0.0f);
     std::fill(v, v + d, 0.0f);
     std::size_t at = 0;
@@ -83,12 +98,7 @@ struct SampleMetrics {
       // Row r is token r, or v (the last row) when the input has a common direction.
       float* row = r < b.token_rows ? x + std::size_t(r) * d : v;
       for (int c = 0; c < sp + std::min(r, m); ++c) row[c] = z[at++];
-      if (r < m) {
-        if (r % 2 == 0) u_word = rng.next();
-        const std::uint32_t u32 = static_cast<std::uint32_t>(r % 2 == 0 ? u_word : u_word >> 32);
-        const double u = (double(u32) + 0.5) * 0x1.0p-32;
-        row[sp + r] = static_cast<float>(rng.chi(k.chi_laws[r], double(chi_z[r]), u));
-      }
+      if (r < m) row[sp + r] = chi_z[r];
     }
     if (k.alpha_one) {
       for (int i = 0; i < n; ++i)
