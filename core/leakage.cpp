@@ -163,7 +163,10 @@ Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments
     return none;
   }
   const auto packed = [&L](int i, int j) { return L.map_cell(i, j); };
-  return fits(n, keys, m.mean.data() + map, m.m2.data() + map, packed, double(m.count), m.standard_error(slope));
+  // One sample has no spread within a cell (M2 0): its M2 are not read (a new run's first picture
+  // leaves them unset, make_snapshot).
+  const double* m2 = m.count >= 2 ? m.m2.data() + map : nullptr;
+  return fits(n, keys, m.mean.data() + map, m2, packed, double(m.count), m.standard_error(slope));
 }
 
 std::vector<double> offset_means(int n, const KeyRanges& keys, const std::vector<double>& map) {

@@ -50,7 +50,7 @@ double select_quantile(std::vector<double>& finite, std::size_t from, double q) 
   return a + (pos - static_cast<double>(lo)) * (b - a);
 }
 
-void finite_values(const std::vector<double>& values, std::vector<double>& finite) {
+void finite_values(std::span<const double> values, std::vector<double>& finite) {
   finite.clear();
   finite.reserve(values.size());
   for (double v : values)
@@ -58,19 +58,19 @@ void finite_values(const std::vector<double>& values, std::vector<double>& finit
 }
 }  // namespace
 
-double quantile(const std::vector<double>& values, double q) {
+double quantile(std::span<const double> values, double q) {
   std::vector<double> finite;
   finite_values(values, finite);
   if (finite.empty()) return std::numeric_limits<double>::quiet_NaN();
   return select_quantile(finite, 0, q);
 }
 
-std::array<double, 2> quantiles(const std::vector<double>& values, double q_lo, double q_hi) {
+std::array<double, 2> quantiles(std::span<const double> values, double q_lo, double q_hi) {
   std::vector<double> scratch;
   return quantiles(values, q_lo, q_hi, scratch);
 }
 
-std::array<double, 2> quantiles(const std::vector<double>& values, double q_lo, double q_hi, std::vector<double>& finite) {
+std::array<double, 2> quantiles(std::span<const double> values, double q_lo, double q_hi, std::vector<double>& finite) {
   finite_values(values, finite);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (finite.empty()) return {nan, nan};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <span>
 #include <vector>
 
 namespace maskscope {
@@ -14,11 +15,11 @@ std::vector<double> diagonal_normalized(const std::vector<double>& map, int n);
 void diagonal_normalized(const std::vector<double>& map, int n, std::vector<double>& out);
 
 // q-quantile (0..1, linear interpolation) of the finite entries; NaN when there are none.
-double quantile(const std::vector<double>& values, double q);
+double quantile(std::span<const double> values, double q);
 // The q_lo- and q_hi-quantiles (q_lo <= q_hi) with one copy and one selection: quantile() of each.
-std::array<double, 2> quantiles(const std::vector<double>& values, double q_lo, double q_hi);
+std::array<double, 2> quantiles(std::span<const double> values, double q_lo, double q_hi);
 // The same, copying into `scratch` (its contents replaced; its memory reused): a caller that keeps
 // one saves a fresh allocation per call (2 MiB at n 512, page faults included).
-std::array<double, 2> quantiles(const std::vector<double>& values, double q_lo, double q_hi, std::vector<double>& scratch);
+std::array<double, 2> quantiles(std::span<const double> values, double q_lo, double q_hi, std::vector<double>& scratch);
 
 }  // namespace maskscope

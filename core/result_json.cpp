@@ -13,11 +13,11 @@ namespace {
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
-nlohmann::json matrix(const std::vector<double>& m, int n) {
+nlohmann::json matrix(const Map& m, int n) {
   nlohmann::json rows = nlohmann::json::array();
   for (int i = 0; i < n; ++i) {
     nlohmann::json row = nlohmann::json::array();
-    for (int j = 0; j < n; ++j) row.push_back(number_or_null(m[std::size_t(i) * n + j]));
+    for (int j = 0; j < n; ++j) row.push_back(number_or_null(m(i, j)));
     rows.push_back(std::move(row));
   }
   return rows;

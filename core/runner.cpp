@@ -1,6 +1,7 @@
 // Threads, ordered merging and snapshot publication for a Run.
 #include "runner.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -176,7 +177,6 @@ void Run::release_buffers() {
     std::unique_lock exclusive(exact_mutex_);
     exact_ = ExactSums();
   }
-  publish_copy_ = RunMoments();
   auto empty = std::make_shared<Snapshot>();
   empty->settings = settings_;
   std::lock_guard lock(snapshot_mutex_);
@@ -192,24 +192,26 @@ void Run::publisher_main() {
   std::chrono::steady_clock::duration interval = options_.publish_interval;
   for (;;) {
     bool last = false;
-    RunMoments& copy = publish_copy_;  // reused: keeps its capacity, no 2 x 8 x T bytes per publish
+    // The next snapshot's arrays (pooled_moments): the open segment is copied into them under the
+    // lock, exact_'s sums are added in place, and make_snapshot keeps them.
+    RunMoments copy;
     double active_s = 0;
     auto now = std::chrono::steady_clock::now();
     bool retry = false;
     // A new run's first picture of one sample (n >= 300 at d 64, L 4), while the other workers wait
-    // for it: nothing changes the open segment until first_picture_out_, so the picture is built
-    // from the segment's own values (its mean), borrowed and given back after, with zeros for M2
-    // (of one sample). At n 512 a copy would write 12.6 MB of fresh memory on that path, and the
-    // moments pass read 25.
-    RunMoments first;
-    bool borrowed = false;
-    auto give_back = [&] {  // before any worker may merge again
+    // for it: nothing changes the open segment until first_picture_out_, so its array of values is
+    // swapped into the picture as its means (one sample: sum = mean, M2 0), and the segment gets a
+    // copy of them back once the picture is out. At n 512 the copy is 12.6 MB: after the picture,
+    // not before it.
+    const double* borrowed = nullptr;  // the picture's means, which the segment lends
+    auto give_back = [&] {             // before any worker may merge again
       if (!borrowed) return;
       std::lock_guard lock(mutex_);
-      segment_.sum.swap(first.mean);
-      borrowed = false;
+      std::copy(borrowed, borrowed + accum_size_, segment_.sum.begin());
+      borrowed = nullptr;
     };
     for (;;) {  // until the copy of the segment and exact_ agree (a fold in between: copy again)
+      if (copy.mean.size() != accum_size_) copy = pooled_moments(accum_size_);
       std::int64_t folds = 0, pending = 0;
       {
         std::unique_lock lock(mutex_);
@@ -222,7 +224,7 @@ void Run::publisher_main() {
         last = workers_running_ == 0;
         if (abandoned_.load()) break;
         // Nothing new since the last picture (no block merged yet, or paused): no snapshot to
-        // build. At n 512 an empty one costs 25 ms of a core the first sample needs.
+        // build. At n 512 an empty one costs milliseconds of a core the first sample needs.
         if (!last && exact_.count() + segment_.count == published_samples) {
           retry = false;
           continue;
@@ -231,10 +233,9 @@ void Run::publisher_main() {
         pending = segment_.count;
         if (pending == 1 && exact_.count() == 0 && !last && options_.first_picture_alone && !first_picture_out_ &&
             segment_.squares_implied()) {
-          borrowed = true;
-          first.count = 1;
-          first.mean.swap(segment_.sum);
-          first.m2 = BigVector(accum_size_);  // zeros, untouched: no page is written
+          copy.count = 1;
+          copy.mean.swap(segment_.sum);  // the segment holds the copy's array (same size) until give_back
+          borrowed = copy.mean.data();   // stays where it is when the snapshot takes the array
         } else if (pending > 0) {
           copy.mean.assign(segment_.sum.begin(), segment_.sum.end());
           if (segment_.squares_implied())  // one sample: its squares as take() or add() would form them
@@ -264,12 +265,11 @@ void Run::publisher_main() {
       release_buffers();
       break;
     }
-    const RunMoments& moments = borrowed ? first : copy;
-    published_samples = moments.count;
-    Snapshot snap = make_snapshot(settings_, moments, keys_, &abandoned_);
-    give_back();
-    if (abandoned_.load()) {  // nobody reads it: its maps go back to the pool; then wait for the workers
-      share_snapshot(std::move(snap)).reset();
+    published_samples = copy.count;
+    Snapshot snap = make_snapshot(settings_, std::move(copy), keys_, &abandoned_);
+    if (abandoned_.load()) {  // nobody reads it: its arrays go back to the pool; then wait for the workers
+      give_back();
+      snap = Snapshot();
       continue;
     }
     snap.elapsed_s = std::chrono::duration<double>(now - start_).count();
@@ -277,10 +277,13 @@ void Run::publisher_main() {
     snap.finished = snap.samples_done >= end_sample_ - begin_sample_;
     snap.cancelled = last && !snap.finished;
     std::shared_ptr<const Snapshot> shared = share_snapshot(std::move(snap));
+    const std::shared_ptr<const Snapshot> published = shared;  // holds the borrowed values until give_back
     {
       std::lock_guard lock(snapshot_mutex_);
       std::swap(snapshot_, shared);
-    }  // the previous picture goes here (its maps to the pool) unless a reader still holds it
+    }
+    shared.reset();  // the previous picture (its arrays to the pool) unless a reader still holds it
+    give_back();
     interval = std::max<std::chrono::steady_clock::duration>(options_.publish_interval,
                                                              2 * (std::chrono::steady_clock::now() - now));
     if (!first_picture_out_ && published_samples > 0) {

@@ -101,7 +101,6 @@ class Run {
   ExactSums exact_;           // every finished segment; written under mutex_ and exact_mutex_
   mutable std::shared_mutex exact_mutex_;  // the publisher reads exact_ under a shared lock, outside mutex_
   std::int64_t folds_ = 0;    // segments added to exact_ (changes under both locks)
-  RunMoments publish_copy_;   // the publisher's moments, reused between snapshots
 
   bool first_picture_out_ = false;  // under mutex_: a picture with samples is published
   std::atomic<bool> cancel_{false};

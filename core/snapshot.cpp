@@ -6,6 +6,9 @@
 #include <limits>
 #include <iterator>
 #include <mutex>
+#include <span>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -15,113 +18,104 @@ namespace maskscope {
 
 namespace {
 
-// Map memory of released snapshots (share_snapshot), handed to the next make_snapshot.
-class MapPool {
+// Arrays of released snapshots, handed to the next one (pooled_moments, make_snapshot).
+class ArrayPool {
  public:
-  static constexpr std::size_t kMinBytes = std::size_t(64) << 10;   // smaller maps: malloc is cheap
-  static constexpr std::size_t kMaxBytes = std::size_t(64) << 20;   // held at most (one n 512 snapshot)
+  static constexpr std::size_t kMinBytes = std::size_t(64) << 10;  // smaller arrays: malloc is cheap
+  // A snapshot's mean, standard-error and diagonal-normalized arrays: the pool never holds more than
+  // one snapshot's worth, so a run holds at most the published snapshot, the one being built, and
+  // this (which the one being built takes).
+  static constexpr std::size_t kMaxSpares = 3;
 
-  // An empty vector with capacity for `size` doubles if the pool has one, else an empty vector.
-  std::vector<double> take(std::size_t size) {
-    std::vector<double> v;
-    if (size * sizeof(double) < kMinBytes) return v;
-    std::vector<std::vector<double>> too_small;  // freed after the lock is let go
-    {
+  // `size` values (contents unspecified): a kept array if one is large enough, else a fresh one.
+  BigVector take(std::size_t size) {
+    BigVector v;
+    std::vector<BigVector> too_small;  // freed after the lock is let go
+    if (size * sizeof(double) >= kMinBytes) {
       std::lock_guard lock(mutex_);
       for (std::size_t k = spare_.size(); k-- > 0;)  // the newest first
         if (spare_[k].capacity() >= size) {
           v = std::move(spare_[k]);
           spare_.erase(spare_.begin() + std::ptrdiff_t(k));  // keeps the others oldest first
-          bytes_ -= v.capacity() * sizeof(double);
           break;
         }
       if (v.capacity() == 0) {
-        // No map fits: the spares are an earlier run's at a smaller n (a slider move from n 256 to
+        // None fits: the spares are an earlier run's at a smaller n (a slider move from n 256 to
         // 512), of no use to this run's snapshots. Without this they would stay until this run's
         // first snapshot is released, beside it and the one being built.
         for (std::size_t k = spare_.size(); k-- > 0;)
           if (spare_[k].capacity() < size) {
-            bytes_ -= spare_[k].capacity() * sizeof(double);
             too_small.push_back(std::move(spare_[k]));
             spare_.erase(spare_.begin() + std::ptrdiff_t(k));
           }
       }
     }
     v.clear();
+    v.resize(size);  // writes nothing (BigAllocator): fresh memory is zero, kept memory keeps its values
     return v;
   }
   std::size_t bytes() {
     std::lock_guard lock(mutex_);
-    return bytes_;
+    std::size_t b = 0;
+    for (const BigVector& v : spare_) b += v.capacity() * sizeof(double);
+    return b;
   }
   void clear() {
-    std::vector<std::vector<double>> spare;  // freed after the lock is let go
+    std::vector<BigVector> spare;  // freed after the lock is let go
     std::lock_guard lock(mutex_);
     spare.swap(spare_);
-    bytes_ = 0;
   }
-  // Keeps v's memory, letting go of the oldest maps kept if there is no room (a run at another n
-  // left them); what is let go is freed here.
-  void give(std::vector<double>&& v) {
-    const std::size_t b = v.capacity() * sizeof(double);
-    if (b < kMinBytes || b > kMaxBytes) return;
-    std::vector<std::vector<double>> evicted;
-    {
-      std::lock_guard lock(mutex_);
-      std::size_t drop = 0;
-      while (bytes_ + b > kMaxBytes) bytes_ -= spare_[drop++].capacity() * sizeof(double);
-      evicted.assign(std::make_move_iterator(spare_.begin()), std::make_move_iterator(spare_.begin() + std::ptrdiff_t(drop)));
-      spare_.erase(spare_.begin(), spare_.begin() + std::ptrdiff_t(drop));
-      bytes_ += b;
-      spare_.push_back(std::move(v));
+  // Keeps v's memory, letting go of the oldest array kept if there is no room; what is let go is
+  // freed here.
+  void give(BigVector&& v) {
+    if (v.capacity() * sizeof(double) < kMinBytes) return;
+    BigVector evicted;
+    std::lock_guard lock(mutex_);
+    if (spare_.size() == kMaxSpares) {
+      evicted = std::move(spare_.front());
+      spare_.erase(spare_.begin());
     }
+    spare_.push_back(std::move(v));
   }
 
  private:
   std::mutex mutex_;
-  std::vector<std::vector<double>> spare_;
-  std::size_t bytes_ = 0;
+  std::vector<BigVector> spare_;
 };
 
 // Never destroyed: a snapshot may be released while the program exits.
-MapPool& map_pool() {
-  static MapPool* pool = new MapPool;
+ArrayPool& array_pool() {
+  static ArrayPool* pool = new ArrayPool;
   return *pool;
 }
 
-void give_maps(LayerStats& l) {
-  MapPool& p = map_pool();
-  for (auto* v : {&l.score_mean, &l.score_se, &l.weight_mean, &l.weight_se, &l.cosine_mean, &l.cosine_se,
-                  &l.score_diag_normalized})
-    p.give(std::move(*v));
-  for (HeadStats& h : l.heads)
-    for (auto* v : {&h.score_mean, &h.score_se, &h.weight_mean, &h.weight_se}) p.give(std::move(*v));
-}
-
-// `v`, with room for `size` doubles: pooled memory where there is some (its contents are for the
-// caller to assign).
-std::vector<double>& pooled(std::vector<double>& v, std::size_t size) {
-  if (v.capacity() < size) v = map_pool().take(size);
-  return v;
-}
-
-// Mean and standard error of an n x n map's unmasked entries (NaN elsewhere).
-// (The packed map at `at` of layout L, unpacked.)
-void masked_map(const RunMoments& m, const AccumLayout& L, std::size_t at, const KeyRanges& keys,
-                std::vector<double>& mean, std::vector<double>& se) {
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  const int n = L.n;
-  pooled(mean, std::size_t(n) * n).assign(std::size_t(n) * n, nan);
-  pooled(se, std::size_t(n) * n).assign(std::size_t(n) * n, nan);
-  if (m.count == 0) return;
-  for (int i = 0; i < n; ++i) {
-    const std::size_t row = at + L.map_row(i);
-    for (int j = keys.lo[i]; j <= keys.hi[i]; ++j) {
-      const std::size_t e = std::size_t(i) * n + j, k = row + std::size_t(j - keys.lo[i]);
-      mean[e] = m.mean[k];
-      se[e] = m.standard_error(k);
-    }
+// What a snapshot's maps read: the moments (m2 turned into standard errors, layer by layer, once
+// the layer's statistics that need M2 are computed) and each layer's diagonal-normalized scores.
+// Its arrays go back to the pool when the last map reading them is let go.
+struct Store {
+  RunMoments m;
+  BigVector diag;
+  ~Store() {
+    ArrayPool& p = array_pool();
+    p.give(std::move(m.mean));
+    p.give(std::move(m.m2));
+    p.give(std::move(diag));
   }
+};
+
+struct Shapes {
+  std::shared_ptr<const MapShape> masked, symmetric;
+};
+
+// The map of `shape` whose cells start at `cells` inside the store (all NaN without samples).
+Map map_in(const std::shared_ptr<Store>& store, const std::shared_ptr<const MapShape>& shape, const double* cells) {
+  if (store->m.count == 0) return Map(shape, nullptr);
+  return Map(shape, std::shared_ptr<const double>(store, cells));
+}
+
+// Entries [from, from + count) of the store's M2 become standard errors (RunMoments::standard_error).
+void to_standard_errors(RunMoments& m, std::size_t from, std::size_t count) {
+  for (std::size_t k = from; k < from + count; ++k) m.m2[k] = m.standard_error(k);
 }
 
 struct Metric {
@@ -134,36 +128,20 @@ Metric metric(const RunMoments& m, bool present, std::size_t at, std::size_t tie
 }
 
 // Cosines, norms, adjacency and norm adjacency of block l's hidden states.
-void hidden_stats(const RunMoments& m, const AccumLayout& L, int l, const KeyRanges& keys, LayerStats& out) {
+void hidden_stats(const std::shared_ptr<Store>& store, const Shapes& shapes, const AccumLayout& L, int l,
+                  const KeyRanges& keys, LayerStats& out) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
+  const RunMoments& m = store->m;
   const int n = L.n;
-  const std::size_t nn = std::size_t(n) * n;
-  pooled(out.cosine_mean, nn).assign(nn, nan);
-  pooled(out.cosine_se, nn).assign(nn, nan);
+  out.cosine_mean = map_in(store, shapes.symmetric, m.mean.data() + L.cosine(l));
+  out.cosine_se = map_in(store, shapes.symmetric, m.m2.data() + L.cosine(l));
   out.norm_mean.assign(n, nan);
   out.norm_se.assign(n, nan);
-  if (m.count > 0) {
+  if (m.count > 0)
     for (int i = 0; i < n; ++i) {
-      const std::size_t row = L.cosine(l) + L.cosine_row(i);
-      for (int j = 0; j <= i; ++j) {
-        const std::size_t e = std::size_t(i) * n + j;
-        out.cosine_mean[e] = m.mean[row + j];
-        out.cosine_se[e] = m.standard_error(row + j);
-      }
       out.norm_mean[i] = m.mean[L.norm(l) + i];
       out.norm_se[i] = m.standard_error(L.norm(l) + i);
     }
-    // The upper triangle mirrors the lower, in tiles (a column at a time strides n doubles).
-    constexpr int kTile = 32;
-    for (int i0 = 0; i0 < n; i0 += kTile)
-      for (int j0 = 0; j0 <= i0; j0 += kTile)
-        for (int i = i0; i < std::min(n, i0 + kTile); ++i)
-          for (int j = j0; j < std::min(i, j0 + kTile); ++j) {
-            const std::size_t e = std::size_t(i) * n + j, t = std::size_t(j) * n + i;
-            out.cosine_mean[t] = out.cosine_mean[e];
-            out.cosine_se[t] = out.cosine_se[e];
-          }
-  }
   const bool has_adj = keys.adjacency_rows > 0;
   const Metric adj = metric(m, has_adj, L.adjacency(l), L.adjacency_ties(l));
   out.adjacency = adj.mean;
@@ -177,15 +155,34 @@ void hidden_stats(const RunMoments& m, const AccumLayout& L, int l, const KeyRan
 
 bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
 
-// Block l's statistics.
-void block_stats(const Settings& s, const AccumLayout& L, const RunMoments& m, const KeyRanges& keys, int l,
-                 LayerStats& out) {
-  const int n = s.n;
+// The diagonal normalization of a score map into `cells` (shape.cells() values, owned by `owner`)
+// and its display quantiles.
+void diag_normalize(const Map& score, double* cells, std::shared_ptr<const double> owner, LayerStats& out) {
+  if (!score.cells()) {
+    out.score_diag_normalized = score.all_nan();
+    out.score_diag_q01 = out.score_diag_q99 = std::numeric_limits<double>::quiet_NaN();
+    return;
+  }
+  const MapShape& shape = *score.shape();
+  diagonal_normalized(shape, score.cells(), cells);
+  out.score_diag_normalized = score.with_cells(std::move(owner));
+  std::vector<double> scratch;
+  const auto q = quantiles(std::span<const double>(cells, shape.cells()), 0.01, 0.99, scratch);
+  out.score_diag_q01 = q[0];
+  out.score_diag_q99 = q[1];
+}
+
+// Block l's statistics; then its M2 become standard errors.
+void block_stats(const Settings& s, const AccumLayout& L, const std::shared_ptr<Store>& store, const Shapes& shapes,
+                 const KeyRanges& keys, int l, LayerStats& out) {
+  RunMoments& m = store->m;
   const bool has_rp = keys.recency_triples > 0;
   out.layer = l + 1;
-  masked_map(m, L, L.score(l), keys, out.score_mean, out.score_se);
-  masked_map(m, L, L.weight(l), keys, out.weight_mean, out.weight_se);
-  hidden_stats(m, L, l, keys, out);
+  out.score_mean = map_in(store, shapes.masked, m.mean.data() + L.score(l));
+  out.score_se = map_in(store, shapes.masked, m.m2.data() + L.score(l));
+  out.weight_mean = map_in(store, shapes.masked, m.mean.data() + L.weight(l));
+  out.weight_se = map_in(store, shapes.masked, m.m2.data() + L.weight(l));
+  hidden_stats(store, shapes, L, l, keys, out);
   const Metric rp = metric(m, has_rp, L.recency(l), L.recency_ties(l));
   out.recency = rp.mean;
   out.recency_se = rp.se;
@@ -197,12 +194,15 @@ void block_stats(const Settings& s, const AccumLayout& L, const RunMoments& m, c
     for (int h = 0; h < s.heads; ++h) {
       HeadStats& hs = out.heads[h];
       if (s.heads == 1) {
-        for (auto [to, from] : {std::pair{&hs.score_mean, &out.score_mean}, {&hs.score_se, &out.score_se},
-                                {&hs.weight_mean, &out.weight_mean}, {&hs.weight_se, &out.weight_se}})
-          pooled(*to, from->size()).assign(from->begin(), from->end());
+        hs.score_mean = out.score_mean;
+        hs.score_se = out.score_se;
+        hs.weight_mean = out.weight_mean;
+        hs.weight_se = out.weight_se;
       } else {
-        masked_map(m, L, L.head_score(l, h), keys, hs.score_mean, hs.score_se);
-        masked_map(m, L, L.head_weight(l, h), keys, hs.weight_mean, hs.weight_se);
+        hs.score_mean = map_in(store, shapes.masked, m.mean.data() + L.head_score(l, h));
+        hs.score_se = map_in(store, shapes.masked, m.m2.data() + L.head_score(l, h));
+        hs.weight_mean = map_in(store, shapes.masked, m.mean.data() + L.head_weight(l, h));
+        hs.weight_se = map_in(store, shapes.masked, m.m2.data() + L.head_weight(l, h));
       }
       const Metric hrp = metric(m, has_rp, L.head_recency(l, h), L.head_recency_ties(l, h));
       hs.recency = hrp.mean;
@@ -211,55 +211,73 @@ void block_stats(const Settings& s, const AccumLayout& L, const RunMoments& m, c
       hs.leakage = s.heads == 1 ? out.leakage : leakage_of(L, keys, m, L.head_score(l, h), L.head_score_slope(l, h));
     }
   }
-  diagonal_normalized(out.score_mean, n, pooled(out.score_diag_normalized, out.score_mean.size()));
-  std::vector<double> scratch = map_pool().take(out.score_diag_normalized.size());
-  const auto q = quantiles(out.score_diag_normalized, 0.01, 0.99, scratch);
-  map_pool().give(std::move(scratch));
-  out.score_diag_q01 = q[0];
-  out.score_diag_q99 = q[1];
+  if (m.count == 0) {
+    diag_normalize(out.score_mean, nullptr, nullptr, out);  // all NaN
+    return;
+  }
+  double* diag = store->diag.data() + std::size_t(l) * L.map_cells;
+  diag_normalize(out.score_mean, diag, std::shared_ptr<const double>(store, diag), out);
+  to_standard_errors(m, L.base(l), L.per_layer);
 }
 
 }  // namespace
 
+RunMoments pooled_moments(std::size_t size) {
+  RunMoments m;
+  m.mean = array_pool().take(size);
+  m.m2 = array_pool().take(size);
+  return m;
+}
+
 Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys, const std::atomic<bool>* stop) {
+  RunMoments copy = pooled_moments(m.mean.size());
+  copy.count = m.count;
+  std::copy(m.mean.begin(), m.mean.end(), copy.mean.begin());
+  std::copy(m.m2.begin(), m.m2.end(), copy.m2.begin());
+  return make_snapshot(s, std::move(copy), keys, stop);
+}
+
+Snapshot make_snapshot(const Settings& s, RunMoments&& m, const KeyRanges& keys, const std::atomic<bool>* stop) {
   const AccumLayout L = accum_layout(s);
+  if (m.count > 0 && (m.mean.size() != L.total() || m.m2.size() != L.total()))
+    throw std::invalid_argument("make_snapshot: moments of " + std::to_string(m.mean.size()) + " values for a layout of " +
+                                std::to_string(L.total()));
+  auto store = std::make_shared<Store>();
+  store->m = std::move(m);
+  if (store->m.count > 0) store->diag = array_pool().take(L.map_cells * std::size_t(s.layers));
+  const Shapes shapes{masked_shape(keys), symmetric_shape(s.n)};
   Snapshot snap;
   snap.settings = s;
-  snap.samples_done = m.count;
+  snap.samples_done = store->m.count;
   snap.layers.resize(s.layers);
   // Layers are independent. From 100,000 values (n 150 at 4 layers) a second thread takes the later
-  // half: at n 512 a snapshot is about 25 ms of work, and a new run's first picture waits for it.
+  // half: at n 512 a snapshot is milliseconds of work, and a new run's first picture waits for it.
   const int split = L.total() >= 100'000 && s.layers >= 2 ? s.layers / 2 : s.layers;
   std::thread helper;
   if (split < s.layers)
     helper = std::thread([&] {
-      for (int l = split; l < s.layers && !stopped(stop); ++l) block_stats(s, L, m, keys, l, snap.layers[l]);
+      for (int l = split; l < s.layers && !stopped(stop); ++l) block_stats(s, L, store, shapes, keys, l, snap.layers[l]);
     });
-  for (int l = 0; l < split && !stopped(stop); ++l) block_stats(s, L, m, keys, l, snap.layers[l]);
+  for (int l = 0; l < split && !stopped(stop); ++l) block_stats(s, L, store, shapes, keys, l, snap.layers[l]);
   if (helper.joinable()) helper.join();
   if (stopped(stop)) return snap;  // incomplete: its caller throws it away
   if (L.embeddings) {
     snap.embeddings.resize(1);
     LayerStats& e = snap.embeddings[0];
     e.layer = 0;
-    hidden_stats(m, L, L.embedding_block(), keys, e);
+    hidden_stats(store, shapes, L, L.embedding_block(), keys, e);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     e.recency = e.recency_se = e.recency_ties = nan;
+    if (store->m.count > 0) to_standard_errors(store->m, L.base(L.embedding_block()), L.per_layer);
   }
   return snap;
 }
 
-std::size_t pooled_map_bytes() { return map_pool().bytes(); }
+std::size_t pooled_map_bytes() { return array_pool().bytes(); }
 
-void release_pooled_maps() { map_pool().clear(); }
+void release_pooled_maps() { array_pool().clear(); }
 
-std::shared_ptr<const Snapshot> share_snapshot(Snapshot&& snap) {
-  return std::shared_ptr<const Snapshot>(new Snapshot(std::move(snap)), [](const Snapshot* p) {
-    std::unique_ptr<Snapshot> owned(const_cast<Snapshot*>(p));
-    for (LayerStats& l : owned->layers) give_maps(l);
-    for (LayerStats& l : owned->embeddings) give_maps(l);
-  });
-}
+std::shared_ptr<const Snapshot> share_snapshot(Snapshot&& snap) { return std::make_shared<const Snapshot>(std::move(snap)); }
 
 const LayerStats* layer_stats(const Snapshot& snap, int layer) {
   if (layer == 0) return snap.embeddings.empty() ? nullptr : &snap.embeddings.front();
@@ -267,7 +285,7 @@ const LayerStats* layer_stats(const Snapshot& snap, int layer) {
   return &snap.layers[std::size_t(layer - 1)];
 }
 
-LayerStats head_view(const LayerStats& l, int head, int n) {
+LayerStats head_view(const LayerStats& l, int head, int /*n*/) {
   LayerStats v = l;
   if (head < 0 || head >= int(l.heads.size())) return v;
   const HeadStats& h = l.heads[std::size_t(head)];
@@ -279,10 +297,15 @@ LayerStats head_view(const LayerStats& l, int head, int n) {
   v.recency_se = h.recency_se;
   v.recency_ties = h.recency_ties;
   v.leakage = h.leakage;
-  v.score_diag_normalized = diagonal_normalized(v.score_mean, n);
-  const auto q = quantiles(v.score_diag_normalized, 0.01, 0.99);
-  v.score_diag_q01 = q[0];
-  v.score_diag_q99 = q[1];
+  const std::size_t cells = h.score_mean.shape() ? h.score_mean.shape()->cells() : 0;
+  std::shared_ptr<double[]> diag(new double[std::max<std::size_t>(cells, 1)]);
+  double* raw = diag.get();
+  if (h.score_mean.empty()) {
+    v.score_diag_normalized = Map();
+    v.score_diag_q01 = v.score_diag_q99 = std::numeric_limits<double>::quiet_NaN();
+  } else {
+    diag_normalize(h.score_mean, raw, std::shared_ptr<const double>(diag, raw), v);
+  }
   return v;
 }
 

@@ -10,6 +10,7 @@
 
 #include "accumulator.hpp"
 #include "leakage.hpp"
+#include "map.hpp"
 #include "settings.hpp"
 #include "simulator.hpp"
 
@@ -17,18 +18,20 @@ namespace maskscope {
 
 // One head of a random-weight layer (MODEL.md section 7).
 struct HeadStats {
-  std::vector<double> score_mean, score_se;    // n x n, NaN where masked
-  std::vector<double> weight_mean, weight_se;
+  Map score_mean, score_se;    // NaN where masked
+  Map weight_mean, weight_se;
   double recency = 0, recency_se = 0, recency_ties = 0;
   Leakage leakage;  // of this head's logits (MODEL.md section 8)
 };
 
 struct LayerStats {
   int layer = 0;  // 1-based; 0 for the embeddings of the random-weight family
-  // n x n row-major; NaN marks masked entries (scores, weights) or the unused upper triangle's mirror.
-  std::vector<double> score_mean, score_se;
-  std::vector<double> weight_mean, weight_se;
-  std::vector<double> cosine_mean, cosine_se;  // symmetric, full
+  // n x n maps (map.hpp): NaN where masked (scores, weights); the cosines are symmetric. The
+  // embeddings' score and weight maps are empty.
+  Map score_mean, score_se;
+  Map weight_mean, weight_se;
+  Map cosine_mean, cosine_se;
+  // n vectors
   std::vector<double> norm_mean, norm_se;      // n
   double recency = 0, recency_se = 0;          // ties 1/2; NaN when no triple i > k > j exists
   double recency_ties = 0;                     // mean fraction of RP's comparisons that were ties
@@ -39,7 +42,7 @@ struct LayerStats {
   std::vector<HeadStats> heads;                // random_weights: one per head (the maps above are their mean)
   Leakage leakage;                             // absolute-position leakage dR^2 of the logits S (MODEL.md section 8)
   Leakage weight_leakage;                      // ... of the attention weights A (Ruscio Eq. 3: the softmax denominator)
-  std::vector<double> score_diag_normalized;   // n x n, NaN where masked
+  Map score_diag_normalized;                   // NaN where masked
   double score_diag_q01 = 0, score_diag_q99 = 0;
 };
 
@@ -57,21 +60,30 @@ struct Snapshot {
   std::int64_t samples_target() const { return settings.samples; }
 };
 
-// Means, standard errors and metrics from the merged moments. Its maps reuse the memory of
-// snapshots released through share_snapshot where there is some. `stop`, checked before each
-// layer: once it is true the rest is not built and the snapshot is incomplete, for a caller that
-// throws it away (an abandoned run: at n 512 a build is 25 ms of CPU the next run's first sample needs).
+// Means, standard errors and metrics from the merged moments. The snapshot keeps m's arrays: its
+// maps read the means in place and the standard errors where the M2 were (turned into standard
+// errors here), so a picture costs one copy of the run's sums and no n x n arrays (at n 512, L 4:
+// 25 MB for a snapshot with its moments, instead of 56 for full maps beside a 25 MB copy).
+// `stop`, checked before each layer: once it is true the rest is not built and the snapshot is
+// incomplete, for a caller that throws it away (an abandoned run: at n 512 a build is milliseconds
+// of CPU the next run's first sample needs).
+Snapshot make_snapshot(const Settings& s, RunMoments&& m, const KeyRanges& keys, const std::atomic<bool>* stop = nullptr);
+// The same from moments the caller keeps (a copy of them is made).
 Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys,
                        const std::atomic<bool>* stop = nullptr);
 
-// `snap`, shared; when its last reader lets go, its maps' memory is kept for the next make_snapshot
-// (up to about one n 512 snapshot's worth, process-wide), not returned to the system. At n 512 a
-// snapshot is 28 maps of 2 MiB: fresh memory costs the publisher thousands of page faults, and
-// freeing it would fall to whichever thread let go last (a window's UI thread).
+// Arrays for a run's moments of `size` values (their contents unspecified) for make_snapshot: the
+// memory of a released snapshot where there is some. At n 512 fresh memory costs the publisher
+// thousands of page faults, and freeing it would fall to whichever thread let go last (a window's
+// UI thread); the pool holds at most one snapshot's arrays, so a run holds two snapshots at most
+// (the published one and the one being built) beside the pool's.
+RunMoments pooled_moments(std::size_t size);
+
+// `snap`, shared (its arrays go back to the pool when its last map is let go).
 std::shared_ptr<const Snapshot> share_snapshot(Snapshot&& snap);
-// The bytes of map memory kept for the next make_snapshot (what share_snapshot's pool holds).
+// The bytes of array memory kept for the next snapshot (what the pool holds).
 std::size_t pooled_map_bytes();
-// Frees the pool's maps (for a caller that expects no more snapshots, and for tests).
+// Frees the pool's arrays (for a caller that expects no more snapshots, and for tests).
 void release_pooled_maps();
 
 // Layer `layer` of a snapshot: 1..L the blocks, 0 the embeddings (random_weights only); nullptr

@@ -245,8 +245,8 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel) {
   if (!hidden) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     auto blank = [&](LayerStats& ls) {
-      std::fill(ls.cosine_mean.begin(), ls.cosine_mean.end(), nan);
-      std::fill(ls.cosine_se.begin(), ls.cosine_se.end(), nan);
+      ls.cosine_mean = ls.cosine_mean.all_nan();
+      ls.cosine_se = ls.cosine_se.all_nan();
       std::fill(ls.norm_mean.begin(), ls.norm_mean.end(), nan);
       std::fill(ls.norm_se.begin(), ls.norm_se.end(), nan);
       ls.adjacency = ls.adjacency_se = ls.adjacency_ties = nan;

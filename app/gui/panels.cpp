@@ -140,23 +140,32 @@ void view_from_json(const nlohmann::json& j, ViewOptions& out) {
   out = v;
 }
 
-const std::vector<double>& mean_of(const LayerStats& l, Quantity q) {
+bool has_quantity(const LayerStats& l, Quantity q) {
   switch (q) {
-    case Quantity::score: return l.score_mean;
-    case Quantity::weight: return l.weight_mean;
-    case Quantity::cosine: return l.cosine_mean;
-    case Quantity::norm: return l.norm_mean;
+    case Quantity::score: return !l.score_mean.empty();
+    case Quantity::weight: return !l.weight_mean.empty();
+    case Quantity::cosine: return !l.cosine_mean.empty();
+    case Quantity::norm: return !l.norm_mean.empty();
   }
-  return l.score_mean;
+  return false;
 }
-const std::vector<double>& se_of(const LayerStats& l, Quantity q) {
+
+void mean_of(const LayerStats& l, Quantity q, std::vector<double>& out) {
   switch (q) {
-    case Quantity::score: return l.score_se;
-    case Quantity::weight: return l.weight_se;
-    case Quantity::cosine: return l.cosine_se;
-    case Quantity::norm: return l.norm_se;
+    case Quantity::score: return l.score_mean.unpack(out);
+    case Quantity::weight: return l.weight_mean.unpack(out);
+    case Quantity::cosine: return l.cosine_mean.unpack(out);
+    case Quantity::norm: out.assign(l.norm_mean.begin(), l.norm_mean.end()); return;
   }
-  return l.score_se;
+}
+
+void se_of(const LayerStats& l, Quantity q, std::vector<double>& out) {
+  switch (q) {
+    case Quantity::score: return l.score_se.unpack(out);
+    case Quantity::weight: return l.weight_se.unpack(out);
+    case Quantity::cosine: return l.cosine_se.unpack(out);
+    case Quantity::norm: out.assign(l.norm_se.begin(), l.norm_se.end()); return;
+  }
 }
 
 std::vector<double> transformed(const LayerStats& l, Quantity q, Transform t, int n) {
@@ -167,12 +176,14 @@ std::vector<double> transformed(const LayerStats& l, Quantity q, Transform t, in
 
 void transformed(const LayerStats& l, Quantity q, Transform t, int n, std::vector<double>& out) {
   if (t == Transform::raw || q == Quantity::norm) {  // norms have no diagonals
-    const std::vector<double>& m = mean_of(l, q);
-    out.assign(m.begin(), m.end());
+    mean_of(l, q, out);
   } else if (q == Quantity::score) {
-    out.assign(l.score_diag_normalized.begin(), l.score_diag_normalized.end());
+    l.score_diag_normalized.unpack(out);
   } else {
-    diagonal_normalized(mean_of(l, q), n, out);
+    // Kept between calls: at n 512 a full map is 2 MiB, and fresh memory costs the UI thread page faults.
+    thread_local std::vector<double> raw;
+    mean_of(l, q, raw);
+    diagonal_normalized(raw, n, out);
   }
 }
 
@@ -275,13 +286,12 @@ void build_panel(const LayerStats& l, int n, Quantity q, Transform t, const Pane
   }
   p.layer = l.layer;
   p.n = n;
-  if (mean_of(l, q).empty()) {  // the embeddings' scores and weights: there are none
+  if (!has_quantity(l, q)) {  // the embeddings' scores and weights: there are none
     p.value.assign(q == Quantity::norm ? std::size_t(n) : std::size_t(n) * n, kNaN);
     p.se.assign(p.value.begin(), p.value.end());
   } else {
     transformed(l, q, t, n, p.value);
-    const std::vector<double>& se = se_of(l, q);
-    p.se.assign(se.begin(), se.end());
+    se_of(l, q, p.se);
   }
   const PanelMetric m = panel_metric(l, q);
   p.metric_name = m.name;

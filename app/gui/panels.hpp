@@ -77,8 +77,12 @@ void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal);
 // Marks p.noise where |value| <= 2 SE (centred maps only).
 void mark_noise(PanelData& p);
 
-const std::vector<double>& mean_of(const LayerStats& l, Quantity q);
-const std::vector<double>& se_of(const LayerStats& l, Quantity q);
+// Whether layer `l` has quantity q (the embeddings have no scores or weights).
+bool has_quantity(const LayerStats& l, Quantity q);
+// Quantity q's means or standard errors as a full row-major array (n x n; n for the norms), into
+// `out` (its memory reused).
+void mean_of(const LayerStats& l, Quantity q, std::vector<double>& out);
+void se_of(const LayerStats& l, Quantity q, std::vector<double>& out);
 
 // The map of layer index `k` (0-based) of `snap`. Raw maps hide the diagonal except row 0 when
 // asked (cosines: the whole diagonal, which is 1); diagonal-normalized maps are centred.

@@ -59,13 +59,6 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
-// Equal entry by entry, NaN (masked) equal to NaN.
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t k = 0; k < a.size(); ++k)
-    if (!(a[k] == b[k] || (std::isnan(a[k]) && std::isnan(b[k])))) return false;
-  return true;
-}
 
 double mean_of(const std::vector<float>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); }
 double std_of(const std::vector<float>& v) {

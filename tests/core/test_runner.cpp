@@ -178,9 +178,9 @@ TEST_CASE("diagonal_normalized turns a purely relative map into zeros, keeps the
 
 TEST_CASE("quantile interpolates over finite values only") {
   const double nan = std::nan("");
-  CHECK(quantile({nan, 1, 2, 3, 4, 5}, 0.5) == doctest::Approx(3.0));
-  CHECK(quantile({0, 10}, 0.01) == doctest::Approx(0.1));
-  CHECK(std::isnan(quantile({nan, nan}, 0.5)));
+  CHECK(quantile(std::vector<double>{nan, 1, 2, 3, 4, 5}, 0.5) == doctest::Approx(3.0));
+  CHECK(quantile(std::vector<double>{0, 10}, 0.01) == doctest::Approx(0.1));
+  CHECK(std::isnan(quantile(std::vector<double>{nan, nan}, 0.5)));
 }
 
 TEST_CASE("quantiles gives what quantile gives for each of its two levels") {
@@ -197,7 +197,7 @@ TEST_CASE("quantiles gives what quantile gives for each of its two levels") {
       CHECK(q[1] == quantile(v, hi));
     }
   }
-  const auto none = quantiles({std::nan(""), std::nan("")}, 0.01, 0.99);
+  const auto none = quantiles(std::vector<double>{std::nan(""), std::nan("")}, 0.01, 0.99);
   CHECK(std::isnan(none[0]));
   CHECK(std::isnan(none[1]));
 }
@@ -295,7 +295,7 @@ TEST_CASE("first_picture_alone: the first picture is the first block alone, then
       CHECK(run.snapshot()->layers[l].recency == together->layers[l].recency);
       const auto &a = run.snapshot()->layers[l].weight_mean, &b = together->layers[l].weight_mean;
       REQUIRE(a.size() == b.size());
-      CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);  // NaN where masked, in both
+      CHECK(same_bits(a, b));  // NaN where masked, in both
     }
   }
 }
@@ -331,9 +331,7 @@ TEST_CASE("first_picture_alone with one-sample blocks: the first picture is samp
   REQUIRE(first);
   REQUIRE(first->samples_done == 1);
   REQUIRE(run.snapshot()->samples_done == 70);
-  auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-  };
+  auto same = [](const Map& a, const Map& b) { return same_bits(a, b); };
   for (int l = 0; l < s.layers; ++l) {
     CAPTURE(l);
     const LayerStats &f = first->layers[l], &z = sample0->layers[l];
@@ -341,8 +339,8 @@ TEST_CASE("first_picture_alone with one-sample blocks: the first picture is samp
     CHECK(same(f.weight_mean, z.weight_mean));
     CHECK(same(f.cosine_mean, z.cosine_mean));
     CHECK(f.recency == z.recency);
-    CHECK(std::count_if(f.score_se.begin(), f.score_se.end(), [](double se) { return se != 0.0 && !std::isnan(se); }) ==
-          0);  // one sample: no SE
+    const std::vector<double> se = f.score_se.unpacked();
+    CHECK(std::count_if(se.begin(), se.end(), [](double v) { return v != 0.0 && !std::isnan(v); }) == 0);  // one sample: no SE
     const LayerStats &a = run.snapshot()->layers[l], &b = together->layers[l];
     CHECK(same(a.score_mean, b.score_mean));
     CHECK(same(a.score_se, b.score_se));  // the squares, implied then formed, are the stored ones
@@ -371,7 +369,7 @@ TEST_CASE("a paused run publishes nothing new until it has new samples") {
 
 TEST_CASE("a released snapshot's maps serve the next one, which equals a snapshot in fresh memory") {
   Settings s = test::ln_recency(64, 0.5, 1);
-  s.n = 300;  // 720 KB maps: pooled
+  s.n = 300;  // 1.1 MB of moments a layer: pooled
   s.layers = 2;
   const KeyRanges keys = key_ranges(s);
   RunMoments m(accum_layout(s).total());
@@ -385,7 +383,7 @@ TEST_CASE("a released snapshot's maps serve the next one, which equals a snapsho
   std::set<const double*> released;
   for (const LayerStats& l : shared->layers)
     for (const auto* v : {&l.score_mean, &l.score_se, &l.weight_mean, &l.weight_se, &l.cosine_mean, &l.cosine_se})
-      released.insert(v->data());
+      released.insert(v->cells());
   shared.reset();
   const Snapshot reused = make_snapshot(s, m, keys);
   int from_pool = 0;
@@ -396,7 +394,7 @@ TEST_CASE("a released snapshot's maps serve the next one, which equals a snapsho
       REQUIRE(x->size() == y->size());
       for (std::size_t e = 0; e < x->size(); ++e)
         if (!(std::isnan((*x)[e]) && std::isnan((*y)[e]))) REQUIRE((*x)[e] == (*y)[e]);
-      from_pool += released.count(y->data()) > 0;
+      from_pool += released.count(y->cells()) > 0;
     }
     CHECK(a.leakage.delta_r2 == b.leakage.delta_r2);
     CHECK(a.score_diag_q99 == b.score_diag_q99);
@@ -404,28 +402,46 @@ TEST_CASE("a released snapshot's maps serve the next one, which equals a snapsho
   CHECK(from_pool > 0);
 }
 
-TEST_CASE("maps of a smaller n leave the pool when a larger n's snapshot finds none that fit") {
-  auto moments = [](const Settings& s) {
-    RunMoments m(accum_layout(s).total());
+TEST_CASE("arrays of a smaller n leave the pool when a larger n's snapshot finds none that fit") {
+  auto moments = [](const Settings& s) {  // as a run's publisher takes them
+    RunMoments m = pooled_moments(accum_layout(s).total());
+    std::fill(m.mean.begin(), m.mean.end(), 0.0);
+    std::fill(m.m2.begin(), m.m2.end(), 0.0);
     m.count = 3;
     return m;
   };
-  release_pooled_maps();  // other tests' maps
+  release_pooled_maps();  // other tests' arrays
   CHECK(pooled_map_bytes() == 0);
   Settings s = test::ln_recency(64, 0.5, 1);
   s.layers = 1;
-  s.n = 200;  // 320 KB maps: pooled
-  share_snapshot(make_snapshot(s, moments(s), key_ranges(s))).reset();  // released: its maps kept
-  const std::size_t small = pooled_map_bytes();
-  CHECK(small >= 7 * 200 * 200 * sizeof(double));
-  s.n = 300;  // 720 KB maps: the 320 KB ones fit none
+  s.n = 200;  // 484 KB of means and as many M2: pooled
+  const std::size_t small = accum_layout(s).total() * sizeof(double);
+  share_snapshot(make_snapshot(s, moments(s), key_ranges(s))).reset();  // released: its arrays kept
+  CHECK(pooled_map_bytes() >= 2 * small);
+  s.n = 300;  // 1.1 MB: the 484 KB arrays fit none
+  const std::size_t large_bytes = accum_layout(s).total() * sizeof(double);
   auto large = share_snapshot(make_snapshot(s, moments(s), key_ranges(s)));
-  CHECK(pooled_map_bytes() <= 300 * 300 * sizeof(double));  // the quantiles' scratch map at most, no 320 KB ones
+  CHECK(pooled_map_bytes() == 0);  // the smaller arrays were let go, not kept beside the larger
   large.reset();
-  CHECK(pooled_map_bytes() >= 7 * 300 * 300 * sizeof(double));
-  s.n = 200;  // a smaller n takes the larger maps
+  CHECK(pooled_map_bytes() >= 2 * large_bytes);
+  s.n = 200;  // a smaller n takes the larger arrays
   auto again = share_snapshot(make_snapshot(s, moments(s), key_ranges(s)));
-  CHECK(pooled_map_bytes() < 7 * 300 * 300 * sizeof(double));
+  CHECK(pooled_map_bytes() < 2 * large_bytes);
+}
+
+TEST_CASE("the pool keeps at most one snapshot's arrays, however many are released") {
+  release_pooled_maps();
+  Settings s = test::ln_recency(64, 0.5, 1);
+  s.layers = 2;
+  s.n = 300;
+  RunMoments m(accum_layout(s).total());
+  m.count = 3;
+  std::vector<std::shared_ptr<const Snapshot>> held;
+  for (int k = 0; k < 4; ++k) held.push_back(share_snapshot(make_snapshot(s, m, key_ranges(s))));
+  const AccumLayout L = accum_layout(s);
+  const std::size_t one = (2 * L.total() + std::size_t(s.layers) * L.map_cells) * sizeof(double);
+  held.clear();  // four snapshots released
+  CHECK(pooled_map_bytes() == one);
 }
 
 TEST_CASE("big buffers: zeroed, and aligned to a huge page from 2 MiB") {

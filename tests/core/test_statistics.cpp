@@ -167,5 +167,5 @@ TEST_CASE("quantile by selection equals the sorted definition (linear interpolat
     const double expect = sorted[lo] + (pos - double(lo)) * (sorted[hi] - sorted[lo]);
     CHECK(quantile(v, q) == expect);
   }
-  CHECK(std::isnan(quantile({std::numeric_limits<double>::quiet_NaN()}, 0.5)));
+  CHECK(std::isnan(quantile(std::vector<double>{std::numeric_limits<double>::quiet_NaN()}, 0.5)));
 }

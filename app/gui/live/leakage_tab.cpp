@@ -205,12 +205,13 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
   // Where absolute position lives: the relative part (each offset's mean) and the rest.
   const int n = s.n;
   const KeyRanges keys = key_ranges(s);
-  const std::vector<double> relative = offset_means(n, keys, ls.score_mean);
-  std::vector<double> absolute(ls.score_mean.size(), std::numeric_limits<double>::quiet_NaN());
+  const std::vector<double> scores = ls.score_mean.unpacked();
+  const std::vector<double> relative = offset_means(n, keys, scores);
+  std::vector<double> absolute(scores.size(), std::numeric_limits<double>::quiet_NaN());
   for (std::size_t e = 0; e < absolute.size(); ++e)
-    if (std::isfinite(ls.score_mean[e]) && std::isfinite(relative[e])) absolute[e] = ls.score_mean[e] - relative[e];
+    if (std::isfinite(scores[e]) && std::isfinite(relative[e])) absolute[e] = scores[e] - relative[e];
   const float size = std::max(fh * 8, std::min(ImGui::GetContentRegionAvail().y - fh * 3.5f, avail.x / 3 - fh * 2));
-  split_map(renderer, kSplitSlot, ls.score_mean, n, false, view, "mean logits S",
+  split_map(renderer, kSplitSlot, scores, n, false, view, "mean logits S",
             "The layer's mean scores S_ij (query i down, key j across).", size);
   ImGui::SameLine(0, fh * 2);
   split_map(renderer, kSplitSlot + 1, relative, n, false, view, "relative part: mean of each offset i - j",

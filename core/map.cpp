@@ -1,0 +1,108 @@
+// Packed heatmaps of a snapshot.
+#include "map.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "simulator.hpp"
+
+namespace maskscope {
+
+std::shared_ptr<const MapShape> masked_shape(const KeyRanges& keys) {
+  auto s = std::make_shared<MapShape>();
+  s->n = int(keys.lo.size());
+  s->lo = keys.lo;
+  s->hi = keys.hi;
+  s->start.assign(std::size_t(s->n) + 1, 0);
+  for (int i = 0; i < s->n; ++i)
+    s->start[std::size_t(i) + 1] = s->start[std::size_t(i)] + std::size_t(std::max(0, keys.hi[i] - keys.lo[i] + 1));
+  return s;
+}
+
+std::shared_ptr<const MapShape> symmetric_shape(int n) {
+  auto s = std::make_shared<MapShape>();
+  s->n = n;
+  s->symmetric = true;
+  s->lo.assign(std::size_t(n), 0);
+  s->hi.resize(std::size_t(n));
+  s->start.assign(std::size_t(n) + 1, 0);
+  for (int i = 0; i < n; ++i) {
+    s->hi[std::size_t(i)] = i;
+    s->start[std::size_t(i) + 1] = s->start[std::size_t(i)] + std::size_t(i) + 1;
+  }
+  return s;
+}
+
+double Map::operator()(int i, int j) const {
+  const MapShape& s = *shape_;
+  if (s.symmetric && j > i) std::swap(i, j);
+  if (!cells_ || j < s.lo[std::size_t(i)] || j > s.hi[std::size_t(i)]) return std::numeric_limits<double>::quiet_NaN();
+  return cells_.get()[s.cell(i, j)];
+}
+
+void Map::unpack(std::vector<double>& out) const {
+  const int n_ = n();
+  const std::size_t nn = size();
+  out.assign(nn, std::numeric_limits<double>::quiet_NaN());
+  if (!cells_) return;
+  const MapShape& s = *shape_;
+  const double* c = cells_.get();
+  for (int i = 0; i < n_; ++i) {
+    const std::size_t row = std::size_t(i) * std::size_t(n_);
+    for (int j = s.lo[std::size_t(i)]; j <= s.hi[std::size_t(i)]; ++j) out[row + std::size_t(j)] = c[s.cell(i, j)];
+  }
+  if (!s.symmetric) return;
+  // The upper triangle mirrors the lower, in tiles (a column at a time strides n doubles).
+  constexpr int kTile = 32;
+  for (int i0 = 0; i0 < n_; i0 += kTile)
+    for (int j0 = 0; j0 <= i0; j0 += kTile)
+      for (int i = i0; i < std::min(n_, i0 + kTile); ++i)
+        for (int j = j0; j < std::min(i, j0 + kTile); ++j)
+          out[std::size_t(j) * std::size_t(n_) + std::size_t(i)] = out[std::size_t(i) * std::size_t(n_) + std::size_t(j)];
+}
+
+std::vector<double> Map::unpacked() const {
+  std::vector<double> out;
+  unpack(out);
+  return out;
+}
+
+bool operator==(const Map& a, const Map& b) {
+  if (a.n() != b.n()) return false;
+  const int n = a.n();
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (!(a(i, j) == b(i, j))) return false;
+  return true;
+}
+
+bool same_bits(const Map& a, const Map& b) {
+  const std::vector<double> x = a.unpacked(), y = b.unpacked();
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
+}
+
+void diagonal_normalized(const MapShape& shape, const double* cells, double* out) {
+  const int n = shape.n;
+  const int offsets = 2 * n - 1;  // i - j in [-(n-1), n-1]
+  std::vector<double> sum(std::size_t(offsets), 0.0);
+  std::vector<int> count(std::size_t(offsets), 0);
+  for (int i = 0; i < n; ++i)
+    for (int j = shape.lo[std::size_t(i)]; j <= shape.hi[std::size_t(i)]; ++j) {
+      const double v = cells[shape.cell(i, j)];
+      if (std::isnan(v)) continue;
+      sum[std::size_t(i - j + n - 1)] += v;
+      count[std::size_t(i - j + n - 1)] += 1;
+    }
+  for (int i = 0; i < n; ++i)
+    for (int j = shape.lo[std::size_t(i)]; j <= shape.hi[std::size_t(i)]; ++j) {
+      const std::size_t k = shape.cell(i, j);
+      const double v = cells[k];
+      const std::size_t o = std::size_t(i - j + n - 1);
+      out[k] = std::isnan(v) ? std::numeric_limits<double>::quiet_NaN() : v - sum[o] / count[o];
+    }
+}
+
+}  // namespace maskscope
