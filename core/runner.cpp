@@ -105,9 +105,11 @@ void Run::worker_main() {
   if (options_.low_priority) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
 #endif
   Simulator sim(settings_, false, options_.kernel);
-  auto buffer = std::make_unique<BlockSums>();  // sized by simulate_block
   for (;;) {
     std::int64_t block;
+    // A buffer only for a block to compute: a worker waiting for its turn holds none, so the run
+    // has at most lookahead_ block buffers (at n 512, 12.6 MB each), not one more per waiting worker.
+    std::unique_ptr<BlockSums> buffer;
     {
       std::unique_lock lock(mutex_);
       cv_.wait(lock, [this] {
@@ -116,7 +118,12 @@ void Run::worker_main() {
       });
       if (cancel_.load() || next_block_ >= end_block_) break;
       block = next_block_++;
+      if (!free_buffers_.empty()) {
+        buffer = std::move(free_buffers_.back());
+        free_buffers_.pop_back();
+      }
     }
+    if (!buffer) buffer = std::make_unique<BlockSums>();  // sized by simulate_block
     const std::int64_t first = block * grid_.block_size;
     const std::int64_t count = std::min(grid_.block_size, settings_.samples - first);
     // One-sample blocks store no squares (half the memory and writing), a run's first too: it
@@ -143,12 +150,6 @@ void Run::worker_main() {
       if ((merged_blocks_ - begin_block_) % grid_.segment_blocks == 0 || merged_blocks_ == end_block_) fold_segment();
     }
     samples_done_.store(exact_.count() + segment_.count, std::memory_order_relaxed);
-    if (!free_buffers_.empty()) {
-      buffer = std::move(free_buffers_.back());
-      free_buffers_.pop_back();
-    } else {
-      buffer = std::make_unique<BlockSums>();
-    }
     cv_.notify_all();
   }
   std::lock_guard lock(mutex_);
