@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 
 #include "simulator.hpp"
@@ -40,7 +41,8 @@ double Map::operator()(int i, int j) const {
   const MapShape& s = *shape_;
   if (s.symmetric && j > i) std::swap(i, j);
   if (!cells_ || j < s.lo[std::size_t(i)] || j > s.hi[std::size_t(i)]) return std::numeric_limits<double>::quiet_NaN();
-  return cells_.get()[s.cell(i, j)];
+  const double v = cells_.get()[s.cell(i, j)];
+  return diagonal_means_ ? v - (*diagonal_means_)[std::size_t(i - j + s.n - 1)] : v;
 }
 
 void Map::unpack(std::vector<double>& out) const {
@@ -50,9 +52,14 @@ void Map::unpack(std::vector<double>& out) const {
   if (!cells_) return;
   const MapShape& s = *shape_;
   const double* c = cells_.get();
+  const double* d = diagonal_means_ ? diagonal_means_->data() + (n_ - 1) : nullptr;  // d[i - j]
   for (int i = 0; i < n_; ++i) {
     const std::size_t row = std::size_t(i) * std::size_t(n_);
-    for (int j = s.lo[std::size_t(i)]; j <= s.hi[std::size_t(i)]; ++j) out[row + std::size_t(j)] = c[s.cell(i, j)];
+    const double* ci = c + s.start[std::size_t(i)] - std::size_t(s.lo[std::size_t(i)]);  // ci[j]
+    if (d)
+      for (int j = s.lo[std::size_t(i)]; j <= s.hi[std::size_t(i)]; ++j) out[row + std::size_t(j)] = ci[j] - d[i - j];
+    else
+      for (int j = s.lo[std::size_t(i)]; j <= s.hi[std::size_t(i)]; ++j) out[row + std::size_t(j)] = ci[j];
   }
   if (!s.symmetric) return;
   // The upper triangle mirrors the lower, in tiles (a column at a time strides n doubles).
@@ -84,7 +91,13 @@ bool same_bits(const Map& a, const Map& b) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
 }
 
-void diagonal_normalized(const MapShape& shape, const double* cells, double* out) {
+Map diagonal_normalized(const Map& masked) {
+  if (masked.shape_ && masked.shape_->symmetric)
+    throw std::invalid_argument("diagonal_normalized: a symmetric map's diagonals are not normalized in place");
+  Map out = masked;
+  if (!masked.cells_) return out;  // no map, or all NaN
+  const MapShape& shape = *masked.shape_;
+  const double* cells = masked.cells_.get();
   const int n = shape.n;
   const int offsets = 2 * n - 1;  // i - j in [-(n-1), n-1]
   std::vector<double> sum(std::size_t(offsets), 0.0);
@@ -96,13 +109,11 @@ void diagonal_normalized(const MapShape& shape, const double* cells, double* out
       sum[std::size_t(i - j + n - 1)] += v;
       count[std::size_t(i - j + n - 1)] += 1;
     }
-  for (int i = 0; i < n; ++i)
-    for (int j = shape.lo[std::size_t(i)]; j <= shape.hi[std::size_t(i)]; ++j) {
-      const std::size_t k = shape.cell(i, j);
-      const double v = cells[k];
-      const std::size_t o = std::size_t(i - j + n - 1);
-      out[k] = std::isnan(v) ? std::numeric_limits<double>::quiet_NaN() : v - sum[o] / count[o];
-    }
+  auto means = std::make_shared<std::vector<double>>(std::size_t(offsets), std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t o = 0; o < std::size_t(offsets); ++o)
+    if (count[o] > 0) (*means)[o] = sum[o] / count[o];
+  out.diagonal_means_ = std::move(means);
+  return out;
 }
 
 }  // namespace maskscope

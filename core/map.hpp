@@ -53,25 +53,28 @@ class Map {
   std::vector<double> unpacked() const;
 
   const MapShape* shape() const { return shape_.get(); }
+  // The stored cells (nullptr: all NaN), before any diagonal means are subtracted.
+  const double* cells() const { return cells_.get(); }
   // The same shape with every cell NaN (a quantity a source does not have).
   Map all_nan() const { return Map(shape_, nullptr); }
-  // The same shape with other cells.
-  Map with_cells(std::shared_ptr<const double> cells) const { return Map(shape_, std::move(cells)); }
-  const double* cells() const { return cells_.get(); }  // nullptr: all NaN
 
   // Cell by cell as the full arrays compare (NaN is unequal to everything, itself included).
   friend bool operator==(const Map& a, const Map& b);
   // Every cell of the full arrays the same bits (masked cells, NaN in both, included).
   friend bool same_bits(const Map& a, const Map& b);
+  friend Map diagonal_normalized(const Map& masked);
 
  private:
   std::shared_ptr<const MapShape> shape_;
   std::shared_ptr<const double> cells_;
+  // When set (a masked map only), cell (i, j) reads its stored value minus this at i - j + n - 1.
+  std::shared_ptr<const std::vector<double>> diagonal_means_;
 };
 
-// Behind RoPE's diagonal normalization (metrics.hpp) of a masked map's stored cells: each finite
-// cell minus the mean of the finite cells on its diagonal i - j, into out[0, shape.cells()). The
-// same sums in the same order as diagonal_normalized of the full array, so the same bits.
-void diagonal_normalized(const MapShape& shape, const double* cells, double* out);
+// Behind RoPE's diagonal normalization (metrics.hpp) of a masked map: each cell minus the mean of
+// the finite cells on its diagonal i - j. It reads `masked`'s cells (no copy): the new map holds
+// only the 2n - 1 diagonal means, summed in the order diagonal_normalized of the full array sums
+// them, so it reads the same bits.
+Map diagonal_normalized(const Map& masked);
 
 }  // namespace maskscope

@@ -72,6 +72,10 @@ std::array<double, 2> quantiles(std::span<const double> values, double q_lo, dou
 
 std::array<double, 2> quantiles(std::span<const double> values, double q_lo, double q_hi, std::vector<double>& finite) {
   finite_values(values, finite);
+  return quantiles_of_finite(finite, q_lo, q_hi);
+}
+
+std::array<double, 2> quantiles_of_finite(std::vector<double>& finite, double q_lo, double q_hi) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (finite.empty()) return {nan, nan};
   const double lo = select_quantile(finite, 0, q_lo);

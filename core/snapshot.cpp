@@ -22,10 +22,9 @@ namespace {
 class ArrayPool {
  public:
   static constexpr std::size_t kMinBytes = std::size_t(64) << 10;  // smaller arrays: malloc is cheap
-  // A snapshot's mean, standard-error and diagonal-normalized arrays: the pool never holds more than
-  // one snapshot's worth, so a run holds at most the published snapshot, the one being built, and
-  // this (which the one being built takes).
-  static constexpr std::size_t kMaxSpares = 3;
+  // A snapshot's means and standard errors: the pool never holds more than one snapshot's arrays,
+  // so a run holds at most the published snapshot and the one being built (which takes them).
+  static constexpr std::size_t kMaxSpares = 2;
 
   // `size` values (contents unspecified): a kept array if one is large enough, else a fresh one.
   BigVector take(std::size_t size) {
@@ -89,17 +88,15 @@ ArrayPool& array_pool() {
   return *pool;
 }
 
-// What a snapshot's maps read: the moments (m2 turned into standard errors, layer by layer, once
-// the layer's statistics that need M2 are computed) and each layer's diagonal-normalized scores.
-// Its arrays go back to the pool when the last map reading them is let go.
+// What a snapshot's maps read: the moments, m2 turned into standard errors layer by layer once the
+// layer's statistics that need M2 are computed. Its arrays go back to the pool when the last map
+// reading them is let go.
 struct Store {
   RunMoments m;
-  BigVector diag;
   ~Store() {
     ArrayPool& p = array_pool();
     p.give(std::move(m.mean));
     p.give(std::move(m.m2));
-    p.give(std::move(diag));
   }
 };
 
@@ -155,19 +152,20 @@ void hidden_stats(const std::shared_ptr<Store>& store, const Shapes& shapes, con
 
 bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
 
-// The diagonal normalization of a score map into `cells` (shape.cells() values, owned by `owner`)
-// and its display quantiles.
-void diag_normalize(const Map& score, double* cells, std::shared_ptr<const double> owner, LayerStats& out) {
-  if (!score.cells()) {
-    out.score_diag_normalized = score.all_nan();
-    out.score_diag_q01 = out.score_diag_q99 = std::numeric_limits<double>::quiet_NaN();
-    return;
-  }
-  const MapShape& shape = *score.shape();
-  diagonal_normalized(shape, score.cells(), cells);
-  out.score_diag_normalized = score.with_cells(std::move(owner));
-  std::vector<double> scratch;
-  const auto q = quantiles(std::span<const double>(cells, shape.cells()), 0.01, 0.99, scratch);
+// The diagonal-normalized scores (a view of the score map, map.hpp) and their display quantiles.
+void diag_normalize(const Map& score, LayerStats& out) {
+  out.score_diag_normalized = diagonal_normalized(score);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  out.score_diag_q01 = out.score_diag_q99 = nan;
+  if (!score.cells()) return;
+  const Map& m = out.score_diag_normalized;
+  const MapShape& shape = *m.shape();
+  std::vector<double> finite;
+  finite.reserve(shape.cells());
+  for (int i = 0; i < shape.n; ++i)
+    for (int j = shape.lo[std::size_t(i)]; j <= shape.hi[std::size_t(i)]; ++j)
+      if (const double v = m(i, j); std::isfinite(v)) finite.push_back(v);
+  const auto q = quantiles_of_finite(finite, 0.01, 0.99);
   out.score_diag_q01 = q[0];
   out.score_diag_q99 = q[1];
 }
@@ -211,13 +209,8 @@ void block_stats(const Settings& s, const AccumLayout& L, const std::shared_ptr<
       hs.leakage = s.heads == 1 ? out.leakage : leakage_of(L, keys, m, L.head_score(l, h), L.head_score_slope(l, h));
     }
   }
-  if (m.count == 0) {
-    diag_normalize(out.score_mean, nullptr, nullptr, out);  // all NaN
-    return;
-  }
-  double* diag = store->diag.data() + std::size_t(l) * L.map_cells;
-  diag_normalize(out.score_mean, diag, std::shared_ptr<const double>(store, diag), out);
-  to_standard_errors(m, L.base(l), L.per_layer);
+  diag_normalize(out.score_mean, out);
+  if (m.count > 0) to_standard_errors(m, L.base(l), L.per_layer);
 }
 
 }  // namespace
@@ -244,7 +237,6 @@ Snapshot make_snapshot(const Settings& s, RunMoments&& m, const KeyRanges& keys,
                                 std::to_string(L.total()));
   auto store = std::make_shared<Store>();
   store->m = std::move(m);
-  if (store->m.count > 0) store->diag = array_pool().take(L.map_cells * std::size_t(s.layers));
   const Shapes shapes{masked_shape(keys), symmetric_shape(s.n)};
   Snapshot snap;
   snap.settings = s;
@@ -297,15 +289,7 @@ LayerStats head_view(const LayerStats& l, int head, int /*n*/) {
   v.recency_se = h.recency_se;
   v.recency_ties = h.recency_ties;
   v.leakage = h.leakage;
-  const std::size_t cells = h.score_mean.shape() ? h.score_mean.shape()->cells() : 0;
-  std::shared_ptr<double[]> diag(new double[std::max<std::size_t>(cells, 1)]);
-  double* raw = diag.get();
-  if (h.score_mean.empty()) {
-    v.score_diag_normalized = Map();
-    v.score_diag_q01 = v.score_diag_q99 = std::numeric_limits<double>::quiet_NaN();
-  } else {
-    diag_normalize(h.score_mean, raw, std::shared_ptr<const double>(diag, raw), v);
-  }
+  diag_normalize(h.score_mean, v);
   return v;
 }
 
