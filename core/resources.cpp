@@ -95,4 +95,11 @@ double peak_resident_mib() {
   return 0.0;
 }
 
+bool reset_peak_resident() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";  // resets the peak resident set size (proc(5))
+  out.flush();
+  return bool(out);
+}
+
 }  // namespace maskscope

@@ -33,5 +33,9 @@ std::uint64_t available_memory_bytes();
 std::string bytes_text(std::uint64_t bytes);
 // The process's peak resident memory (VmHWM) in MiB; 0 where /proc is missing.
 double peak_resident_mib();
+// Starts peak_resident_mib() afresh from the current resident size (Linux: /proc/self/clear_refs),
+// so that a benchmark's later case reports its own peak, not an earlier case's. False where the
+// system does not allow it (the peak then stays the process's).
+bool reset_peak_resident();
 
 }  // namespace maskscope
