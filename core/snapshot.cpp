@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <iterator>
 #include <mutex>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -104,10 +102,11 @@ struct Shapes {
   std::shared_ptr<const MapShape> masked, symmetric;
 };
 
-// The map of `shape` whose cells start at `cells` inside the store (all NaN without samples).
-Map map_in(const std::shared_ptr<Store>& store, const std::shared_ptr<const MapShape>& shape, const double* cells) {
+// The map of `shape` whose cells start at array[at] inside the store (all NaN without samples).
+Map map_in(const std::shared_ptr<Store>& store, const std::shared_ptr<const MapShape>& shape, const BigVector& array,
+           std::size_t at) {
   if (store->m.count == 0) return Map(shape, nullptr);
-  return Map(shape, std::shared_ptr<const double>(store, cells));
+  return Map(shape, std::shared_ptr<const double>(store, array.data() + at));
 }
 
 // Entries [from, from + count) of the store's M2 become standard errors (RunMoments::standard_error).
@@ -130,8 +129,8 @@ void hidden_stats(const std::shared_ptr<Store>& store, const Shapes& shapes, con
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const RunMoments& m = store->m;
   const int n = L.n;
-  out.cosine_mean = map_in(store, shapes.symmetric, m.mean.data() + L.cosine(l));
-  out.cosine_se = map_in(store, shapes.symmetric, m.m2.data() + L.cosine(l));
+  out.cosine_mean = map_in(store, shapes.symmetric, m.mean, L.cosine(l));
+  out.cosine_se = map_in(store, shapes.symmetric, m.m2, L.cosine(l));
   out.norm_mean.assign(n, nan);
   out.norm_se.assign(n, nan);
   if (m.count > 0)
@@ -176,10 +175,10 @@ void block_stats(const Settings& s, const AccumLayout& L, const std::shared_ptr<
   RunMoments& m = store->m;
   const bool has_rp = keys.recency_triples > 0;
   out.layer = l + 1;
-  out.score_mean = map_in(store, shapes.masked, m.mean.data() + L.score(l));
-  out.score_se = map_in(store, shapes.masked, m.m2.data() + L.score(l));
-  out.weight_mean = map_in(store, shapes.masked, m.mean.data() + L.weight(l));
-  out.weight_se = map_in(store, shapes.masked, m.m2.data() + L.weight(l));
+  out.score_mean = map_in(store, shapes.masked, m.mean, L.score(l));
+  out.score_se = map_in(store, shapes.masked, m.m2, L.score(l));
+  out.weight_mean = map_in(store, shapes.masked, m.mean, L.weight(l));
+  out.weight_se = map_in(store, shapes.masked, m.m2, L.weight(l));
   hidden_stats(store, shapes, L, l, keys, out);
   const Metric rp = metric(m, has_rp, L.recency(l), L.recency_ties(l));
   out.recency = rp.mean;
@@ -197,10 +196,10 @@ void block_stats(const Settings& s, const AccumLayout& L, const std::shared_ptr<
         hs.weight_mean = out.weight_mean;
         hs.weight_se = out.weight_se;
       } else {
-        hs.score_mean = map_in(store, shapes.masked, m.mean.data() + L.head_score(l, h));
-        hs.score_se = map_in(store, shapes.masked, m.m2.data() + L.head_score(l, h));
-        hs.weight_mean = map_in(store, shapes.masked, m.mean.data() + L.head_weight(l, h));
-        hs.weight_se = map_in(store, shapes.masked, m.m2.data() + L.head_weight(l, h));
+        hs.score_mean = map_in(store, shapes.masked, m.mean, L.head_score(l, h));
+        hs.score_se = map_in(store, shapes.masked, m.m2, L.head_score(l, h));
+        hs.weight_mean = map_in(store, shapes.masked, m.mean, L.head_weight(l, h));
+        hs.weight_se = map_in(store, shapes.masked, m.m2, L.head_weight(l, h));
       }
       const Metric hrp = metric(m, has_rp, L.head_recency(l, h), L.head_recency_ties(l, h));
       hs.recency = hrp.mean;
@@ -223,6 +222,9 @@ RunMoments pooled_moments(std::size_t size) {
 }
 
 Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys, const std::atomic<bool>* stop) {
+  if (m.m2.size() != m.mean.size())
+    throw std::invalid_argument("make_snapshot: " + std::to_string(m.mean.size()) + " means but " +
+                                std::to_string(m.m2.size()) + " M2");
   RunMoments copy = pooled_moments(m.mean.size());
   copy.count = m.count;
   std::copy(m.mean.begin(), m.mean.end(), copy.mean.begin());

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/big_buffer.hpp"
+#include "core/map.hpp"
 #include "core/metrics.hpp"
 #include "helpers.hpp"
 
@@ -222,6 +223,77 @@ TEST_CASE("packed maps: row i holds exactly its open keys, right after row i - 1
     CHECK(L.map_cells == cells);
     CHECK(L.per_layer == 2 * cells + 45 + 9 + 8);  // two maps, the cosines' triangle, norms, per-sample metrics
   }
+}
+
+TEST_CASE("Map: packed cells read as the full array (NaN where masked, mirrored when symmetric), for every mask") {
+  for (const char* mask : {"causal", "bidirectional", "window:1", "window:4"}) {
+    Settings s = test::ln_recency(16, 0.5, 1);
+    s.n = 9;
+    REQUIRE(parse_mask(mask, s));
+    const KeyRanges keys = key_ranges(s);
+    const AccumLayout L = accum_layout(s);
+    CAPTURE(mask);
+    const auto masked = masked_shape(keys);
+    const auto symmetric = symmetric_shape(s.n);
+    REQUIRE(masked->cells() == L.map_cells);
+    REQUIRE(symmetric->cells() == L.triangle());
+    // Cell values that say where they are: 100 i + j, stored where AccumLayout puts them.
+    auto cells = std::shared_ptr<double[]>(new double[L.map_cells]);
+    auto tri = std::shared_ptr<double[]>(new double[L.triangle()]);
+    for (int i = 0; i < s.n; ++i) {
+      for (int j = keys.lo[std::size_t(i)]; j <= keys.hi[std::size_t(i)]; ++j) cells[L.map_cell(i, j)] = 100.0 * i + j;
+      for (int j = 0; j <= i; ++j) tri[AccumLayout::cosine_cell(i, j)] = 100.0 * i + j;
+    }
+    const Map m(masked, std::shared_ptr<const double>(cells, cells.get()));
+    const Map c(symmetric, std::shared_ptr<const double>(tri, tri.get()));
+    const std::vector<double> full = m.unpacked(), cfull = c.unpacked();
+    REQUIRE(full.size() == std::size_t(s.n) * std::size_t(s.n));
+    for (int i = 0; i < s.n; ++i)
+      for (int j = 0; j < s.n; ++j) {
+        const std::size_t e = std::size_t(i) * std::size_t(s.n) + std::size_t(j);
+        const bool open = j >= keys.lo[std::size_t(i)] && j <= keys.hi[std::size_t(i)];
+        if (open) {
+          CHECK(m(i, j) == 100.0 * i + j);
+          CHECK(full[e] == 100.0 * i + j);
+        } else {
+          CHECK(std::isnan(m(i, j)));
+          CHECK(std::isnan(full[e]));
+        }
+        CHECK(std::memcmp(&full[e], &m.unpacked()[e], sizeof(double)) == 0);
+        if (open) CHECK(m[e] == m(i, j));  // the flat index e = i n + j
+        else CHECK(std::isnan(m[e]));
+        CHECK(c(i, j) == 100.0 * std::max(i, j) + std::min(i, j));
+        CHECK(cfull[e] == c(i, j));
+        CHECK(std::isnan(m.all_nan()(i, j)));
+      }
+    CHECK(same_bits(m, m));
+    CHECK(same_bits(m, Map(masked, std::shared_ptr<const double>(cells, cells.get()))));
+    CHECK_FALSE(same_bits(m, m.all_nan()));
+  }
+}
+
+TEST_CASE("diagonal_normalized of a Map reads the same bits as of its full array, NaN cells included") {
+  for (const char* mask : {"causal", "bidirectional", "window:3"}) {
+    Settings s = test::ln_recency(16, 0.5, 1);
+    s.n = 23;
+    REQUIRE(parse_mask(mask, s));
+    const KeyRanges keys = key_ranges(s);
+    const auto shape = masked_shape(keys);
+    std::mt19937_64 rng(7);
+    std::normal_distribution<double> normal;
+    auto cells = std::shared_ptr<double[]>(new double[shape->cells()]);
+    for (std::size_t k = 0; k < shape->cells(); ++k) cells[k] = k % 17 == 5 ? std::nan("") : normal(rng) + 0.01 * double(k);
+    const Map m(shape, std::shared_ptr<const double>(cells, cells.get()));
+    const Map d = diagonal_normalized(m);
+    const std::vector<double> expect = diagonal_normalized(m.unpacked(), s.n);
+    const std::vector<double> got = d.unpacked();
+    CAPTURE(mask);
+    REQUIRE(got.size() == expect.size());
+    CHECK(std::memcmp(got.data(), expect.data(), got.size() * sizeof(double)) == 0);
+    CHECK(std::isnan(d(0, s.n - 1)) == std::isnan(expect[std::size_t(s.n - 1)]));
+    CHECK(m(3, 2) == cells[shape->cell(3, 2)]);  // the map normalized is untouched
+  }
+  CHECK_THROWS_AS(diagonal_normalized(Map(symmetric_shape(4), nullptr)), std::invalid_argument);
 }
 
 TEST_CASE("a one-sample snapshot unpacks the packed sums into that sample's maps, for every mask") {
