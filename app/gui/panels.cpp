@@ -150,23 +150,24 @@ bool has_quantity(const LayerStats& l, Quantity q) {
   return false;
 }
 
-void mean_of(const LayerStats& l, Quantity q, std::vector<double>& out) {
+namespace {
+// Quantity q's standard errors (`se`) or means as a full array, into `out`.
+void values_of(const LayerStats& l, Quantity q, bool se, std::vector<double>& out) {
   switch (q) {
-    case Quantity::score: return l.score_mean.unpack(out);
-    case Quantity::weight: return l.weight_mean.unpack(out);
-    case Quantity::cosine: return l.cosine_mean.unpack(out);
-    case Quantity::norm: out.assign(l.norm_mean.begin(), l.norm_mean.end()); return;
+    case Quantity::score: return (se ? l.score_se : l.score_mean).unpack(out);
+    case Quantity::weight: return (se ? l.weight_se : l.weight_mean).unpack(out);
+    case Quantity::cosine: return (se ? l.cosine_se : l.cosine_mean).unpack(out);
+    case Quantity::norm: {
+      const std::vector<double>& v = se ? l.norm_se : l.norm_mean;
+      out.assign(v.begin(), v.end());
+      return;
+    }
   }
 }
+}  // namespace
 
-void se_of(const LayerStats& l, Quantity q, std::vector<double>& out) {
-  switch (q) {
-    case Quantity::score: return l.score_se.unpack(out);
-    case Quantity::weight: return l.weight_se.unpack(out);
-    case Quantity::cosine: return l.cosine_se.unpack(out);
-    case Quantity::norm: out.assign(l.norm_se.begin(), l.norm_se.end()); return;
-  }
-}
+void mean_of(const LayerStats& l, Quantity q, std::vector<double>& out) { values_of(l, q, false, out); }
+void se_of(const LayerStats& l, Quantity q, std::vector<double>& out) { values_of(l, q, true, out); }
 
 std::vector<double> transformed(const LayerStats& l, Quantity q, Transform t, int n) {
   std::vector<double> out;
