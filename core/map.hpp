@@ -55,6 +55,8 @@ class Map {
   const MapShape* shape() const { return shape_.get(); }
   // The stored cells (nullptr: all NaN), before any diagonal means are subtracted.
   const double* cells() const { return cells_.get(); }
+  // The diagonal means subtracted from the stored cells (diagonal_normalized), or nullptr.
+  const std::vector<double>* diagonal_means() const { return diagonal_means_.get(); }
   // The same shape with every cell NaN (a quantity a source does not have).
   Map all_nan() const { return Map(shape_, nullptr); }
 

@@ -109,9 +109,16 @@ Map map_in(const std::shared_ptr<Store>& store, const std::shared_ptr<const MapS
   return Map(shape, std::shared_ptr<const double>(store, array.data() + at));
 }
 
-// Entries [from, from + count) of the store's M2 become standard errors (RunMoments::standard_error).
+// Entries [from, from + count) of the store's M2 become standard errors (RunMoments::standard_error's
+// expression).
 void to_standard_errors(RunMoments& m, std::size_t from, std::size_t count) {
-  for (std::size_t k = from; k < from + count; ++k) m.m2[k] = m.standard_error(k);
+  double* v = m.m2.data() + from;
+  if (m.count < 2) {
+    std::fill(v, v + count, 0.0);
+    return;
+  }
+  const double c = static_cast<double>(m.count), denominator = c * (c - 1.0);
+  for (std::size_t k = 0; k < count; ++k) v[k] = std::sqrt(std::max(0.0, v[k]) / denominator);
 }
 
 struct Metric {
@@ -157,13 +164,16 @@ void diag_normalize(const Map& score, LayerStats& out) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   out.score_diag_q01 = out.score_diag_q99 = nan;
   if (!score.cells()) return;
-  const Map& m = out.score_diag_normalized;
-  const MapShape& shape = *m.shape();
+  const MapShape& shape = *score.shape();
+  const std::vector<double>& means = *out.score_diag_normalized.diagonal_means();
   std::vector<double> finite;
   finite.reserve(shape.cells());
-  for (int i = 0; i < shape.n; ++i)
-    for (int j = shape.lo[std::size_t(i)]; j <= shape.hi[std::size_t(i)]; ++j)
-      if (const double v = m(i, j); std::isfinite(v)) finite.push_back(v);
+  for (int i = 0; i < shape.n; ++i) {
+    const double* row = score.cells() + shape.start[std::size_t(i)];
+    for (int j = shape.lo[std::size_t(i)]; j <= shape.hi[std::size_t(i)]; ++j)  // as Map::operator() reads it
+      if (const double v = row[j - shape.lo[std::size_t(i)]] - means[std::size_t(i - j + shape.n - 1)]; std::isfinite(v))
+        finite.push_back(v);
+  }
   const auto q = quantiles_of_finite(finite, 0.01, 0.99);
   out.score_diag_q01 = q[0];
   out.score_diag_q99 = q[1];
