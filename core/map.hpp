@@ -1,9 +1,9 @@
 // One quantity of a layer over the n x n grid of queries i and keys j (a heatmap), as a snapshot
-// holds it: only the cells a run sums (AccumLayout's packing). A masked map (scores, weights,
-// diagonal-normalized scores) stores each row's open keys; a symmetric one (cosines) its lower
-// triangle. Reading any other cell gives NaN (masked) or its mirror (symmetric), so a Map reads
-// like the full row-major n x n array it stands for, at half its memory under the causal mask
-// (at n 512, 1 MiB instead of 2 a map).
+// holds it: only the cells a run sums (AccumLayout's packing). A masked map (scores, weights)
+// stores each row's open keys; a symmetric one (cosines) its lower triangle; the diagonal-normalized
+// scores read the score map's cells less each diagonal's mean. Reading any other cell gives NaN
+// (masked) or its mirror (symmetric), so a Map reads like the full row-major n x n array it stands
+// for, at half its memory under the causal mask (at n 512, 1 MiB instead of 2 a map).
 #pragma once
 
 #include <cstddef>

@@ -212,7 +212,10 @@ void Run::publisher_main() {
       borrowed = nullptr;
     };
     for (;;) {  // until the copy of the segment and exact_ agree (a fold in between: copy again)
-      if (copy.mean.size() != accum_size_) copy = pooled_moments(accum_size_);
+      // Not for an abandoned run, whose publisher only waits for its workers: the pool's arrays are
+      // for the next run's first picture. (abandoned_ never goes back to false, so past the check
+      // below that breaks on it, the arrays were taken.)
+      if (!abandoned_.load() && copy.mean.size() != accum_size_) copy = pooled_moments(accum_size_);
       std::int64_t folds = 0, pending = 0;
       {
         std::unique_lock lock(mutex_);

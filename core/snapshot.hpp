@@ -31,7 +31,6 @@ struct LayerStats {
   Map score_mean, score_se;
   Map weight_mean, weight_se;
   Map cosine_mean, cosine_se;
-  // n vectors
   std::vector<double> norm_mean, norm_se;      // n
   double recency = 0, recency_se = 0;          // ties 1/2; NaN when no triple i > k > j exists
   double recency_ties = 0;                     // mean fraction of RP's comparisons that were ties
@@ -42,7 +41,7 @@ struct LayerStats {
   std::vector<HeadStats> heads;                // random_weights: one per head (the maps above are their mean)
   Leakage leakage;                             // absolute-position leakage dR^2 of the logits S (MODEL.md section 8)
   Leakage weight_leakage;                      // ... of the attention weights A (Ruscio Eq. 3: the softmax denominator)
-  Map score_diag_normalized;                   // NaN where masked
+  Map score_diag_normalized;                   // score_mean less its diagonals' means (a view of it); NaN where masked
   double score_diag_q01 = 0, score_diag_q99 = 0;
 };
 
@@ -75,8 +74,8 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& 
 // Arrays for a run's moments of `size` values (their contents unspecified) for make_snapshot: the
 // memory of a released snapshot where there is some. At n 512 fresh memory costs the publisher
 // thousands of page faults, and freeing it would fall to whichever thread let go last (a window's
-// UI thread); the pool holds at most one snapshot's arrays, so a run holds two snapshots at most
-// (the published one and the one being built) beside the pool's.
+// UI thread). The pool holds at most one snapshot's arrays, which the one being built takes, so a
+// run holds two snapshots' arrays: the published one's and those being built.
 RunMoments pooled_moments(std::size_t size);
 
 // `snap`, shared (its arrays go back to the pool when its last map is let go).
