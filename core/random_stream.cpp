@@ -170,20 +170,20 @@ template <int N>
   b = {{b0, b1, b2, b3}};
 }
 
-// The normals of two blocks' Philox words (8 counters each): block j's normals go to
-// out[8 j + 16 k + t] for k < 2 K, t < 8 (K = 2: all four words; K = 1: the first two).
-template <int K = 2>
-[[gnu::always_inline]] inline void normals_of(const Words8& wa, const Words8& wb, float* out) {
-  u32x8 a[2 * K], b[2 * K];
-  for (int k = 0; k < K; ++k) {
-    a[k] = wa.w[2 * k];
-    b[k] = wa.w[2 * k + 1];
-    a[K + k] = wb.w[2 * k];
-    b[K + k] = wb.w[2 * k + 1];
-  }
-  f32x8 zc[2 * K], zs[2 * K];
-  box_muller<2 * K>(a, b, zc, zs);
-  for (int j = 0; j < 2; ++j)
+// The normals of B blocks' Philox words (8 counters each): block j's normals go to
+// out[8 j + 16 k + t] for k < 2 K, t < 8 (K = 2: all four words; K = 1: the first two). With B = 1
+// that is out[16 w + t] for its words w; with B = 2 the blocks' lanes interleave in runs of 8.
+template <int B, int K = 2>
+[[gnu::always_inline]] inline void normals_of(const Words8* w, float* out) {
+  u32x8 a[B * K], b[B * K];
+  for (int j = 0; j < B; ++j)
+    for (int k = 0; k < K; ++k) {
+      a[j * K + k] = w[j].w[2 * k];
+      b[j * K + k] = w[j].w[2 * k + 1];
+    }
+  f32x8 zc[B * K], zs[B * K];
+  box_muller<B * K>(a, b, zc, zs);
+  for (int j = 0; j < B; ++j)
     for (int k = 0; k < K; ++k) {
       std::memcpy(out + 8 * j + 16 * (2 * k), &zc[j * K + k], sizeof(f32x8));
       std::memcpy(out + 8 * j + 16 * (2 * k + 1), &zs[j * K + k], sizeof(f32x8));
@@ -194,13 +194,7 @@ template <int K = 2>
 [[gnu::always_inline]] inline void normals8(std::uint64_t seed, u32x8 c0, u32x8 c1, u32x8 c2, float* out) {
   const Words8 w = philox8(c0, c1, c2, u32x8{} + std::uint32_t(StreamDomain::normals), std::uint32_t(seed),
                            std::uint32_t(seed >> 32));
-  const u32x8 a[2] = {w.w[0], w.w[2]}, b[2] = {w.w[1], w.w[3]};
-  f32x8 zc[2], zs[2];
-  box_muller<2>(a, b, zc, zs);
-  for (int k = 0; k < 2; ++k) {
-    std::memcpy(out + 16 * (2 * k), &zc[k], sizeof zc[k]);
-    std::memcpy(out + 16 * (2 * k + 1), &zs[k], sizeof zs[k]);
-  }
+  normals_of<1>(&w, out);
 }
 
 const u32x8 kLane = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -212,10 +206,10 @@ template <int K>
   const u32x8 c0 = u32x8{} + std::uint32_t(sample);
   const u32x8 c1 = u32x8{} + std::uint32_t(sample >> 32);
   const u32x8 c2 = std::uint32_t(16 * group) + kLane;
-  Words8 a, b;
+  Words8 w[2];
   philox8x2(c0, c1, c2, c2 + 8u, u32x8{} + std::uint32_t(StreamDomain::normals), std::uint32_t(seed),
-            std::uint32_t(seed >> 32), a, b);
-  normals_of<K>(a, b, out);
+            std::uint32_t(seed >> 32), w[0], w[1]);
+  normals_of<2, K>(w, out);
 }
 
 }  // namespace
