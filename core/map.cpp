@@ -50,18 +50,9 @@ void Map::unpack(std::vector<double>& out) const {
   const std::size_t nn = size();
   out.assign(nn, std::numeric_limits<double>::quiet_NaN());
   if (!cells_) return;
-  const MapShape& s = *shape_;
-  const double* c = cells_.get();
-  const double* d = diagonal_means_ ? diagonal_means_->data() + (n_ - 1) : nullptr;  // d[i - j]
-  for (int i = 0; i < n_; ++i) {
-    const std::size_t row = std::size_t(i) * std::size_t(n_);
-    const double* ci = c + s.start[std::size_t(i)] - std::size_t(s.lo[std::size_t(i)]);  // ci[j]
-    if (d)
-      for (int j = s.lo[std::size_t(i)]; j <= s.hi[std::size_t(i)]; ++j) out[row + std::size_t(j)] = ci[j] - d[i - j];
-    else
-      for (int j = s.lo[std::size_t(i)]; j <= s.hi[std::size_t(i)]; ++j) out[row + std::size_t(j)] = ci[j];
-  }
-  if (!s.symmetric) return;
+  double* o = out.data();
+  each_cell([o, n_](int i, int j, double v) { o[std::size_t(i) * std::size_t(n_) + std::size_t(j)] = v; });
+  if (!shape_->symmetric) return;
   // The upper triangle mirrors the lower, in tiles (a column at a time strides n doubles).
   constexpr int kTile = 32;
   for (int i0 = 0; i0 < n_; i0 += kTile)
@@ -96,19 +87,17 @@ Map diagonal_normalized(const Map& masked) {
     throw std::invalid_argument("diagonal_normalized: a symmetric map's diagonals are not normalized in place");
   Map out = masked;
   if (!masked.cells_) return out;  // no map, or all NaN
-  const MapShape& shape = *masked.shape_;
-  const double* cells = masked.cells_.get();
-  const int n = shape.n;
+  const int n = masked.shape_->n;
   const int offsets = 2 * n - 1;  // i - j in [-(n-1), n-1]
   std::vector<double> sum(std::size_t(offsets), 0.0);
   std::vector<int> count(std::size_t(offsets), 0);
-  for (int i = 0; i < n; ++i)
-    for (int j = shape.lo[std::size_t(i)]; j <= shape.hi[std::size_t(i)]; ++j) {
-      const double v = cells[shape.cell(i, j)];
-      if (std::isnan(v)) continue;
-      sum[std::size_t(i - j + n - 1)] += v;
-      count[std::size_t(i - j + n - 1)] += 1;
-    }
+  Map raw = masked;  // the stored cells, without any diagonal means already subtracted
+  raw.diagonal_means_.reset();
+  raw.each_cell([&](int i, int j, double v) {
+    if (std::isnan(v)) return;
+    sum[std::size_t(i - j + n - 1)] += v;
+    count[std::size_t(i - j + n - 1)] += 1;
+  });
   auto means = std::make_shared<std::vector<double>>(std::size_t(offsets), std::numeric_limits<double>::quiet_NaN());
   for (std::size_t o = 0; o < std::size_t(offsets); ++o)
     if (count[o] > 0) (*means)[o] = sum[o] / count[o];

@@ -55,8 +55,21 @@ class Map {
   const MapShape* shape() const { return shape_.get(); }
   // The stored cells (nullptr: all NaN), before any diagonal means are subtracted.
   const double* cells() const { return cells_.get(); }
-  // The diagonal means subtracted from the stored cells (diagonal_normalized), or nullptr.
-  const std::vector<double>* diagonal_means() const { return diagonal_means_.get(); }
+  // f(i, j, value) for every stored cell, row after row (the lower triangle of a symmetric map);
+  // nothing when every cell is NaN.
+  template <class F>
+  void each_cell(F&& f) const {
+    if (!cells_) return;
+    const MapShape& s = *shape_;
+    const double* d = diagonal_means_ ? diagonal_means_->data() + (s.n - 1) : nullptr;  // d[i - j]
+    for (int i = 0; i < s.n; ++i) {
+      const double* row = cells_.get() + s.start[std::size_t(i)] - std::size_t(s.lo[std::size_t(i)]);  // row[j]
+      if (d)
+        for (int j = s.lo[std::size_t(i)]; j <= s.hi[std::size_t(i)]; ++j) f(i, j, row[j] - d[i - j]);
+      else
+        for (int j = s.lo[std::size_t(i)]; j <= s.hi[std::size_t(i)]; ++j) f(i, j, row[j]);
+    }
+  }
   // The same shape with every cell NaN (a quantity a source does not have).
   Map all_nan() const { return Map(shape_, nullptr); }
 

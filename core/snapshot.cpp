@@ -164,16 +164,11 @@ void diag_normalize(const Map& score, LayerStats& out) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   out.score_diag_q01 = out.score_diag_q99 = nan;
   if (!score.cells()) return;
-  const MapShape& shape = *score.shape();
-  const std::vector<double>& means = *out.score_diag_normalized.diagonal_means();
   std::vector<double> finite;
-  finite.reserve(shape.cells());
-  for (int i = 0; i < shape.n; ++i) {
-    const double* row = score.cells() + shape.start[std::size_t(i)];
-    for (int j = shape.lo[std::size_t(i)]; j <= shape.hi[std::size_t(i)]; ++j)  // as Map::operator() reads it
-      if (const double v = row[j - shape.lo[std::size_t(i)]] - means[std::size_t(i - j + shape.n - 1)]; std::isfinite(v))
-        finite.push_back(v);
-  }
+  finite.reserve(score.shape()->cells());
+  out.score_diag_normalized.each_cell([&finite](int, int, double v) {
+    if (std::isfinite(v)) finite.push_back(v);
+  });
   const auto q = quantiles_of_finite(finite, 0.01, 0.99);
   out.score_diag_q01 = q[0];
   out.score_diag_q99 = q[1];
