@@ -203,11 +203,19 @@ TEST_CASE("quantiles gives what quantile gives for each of its two levels") {
   CHECK(std::isnan(none[1]));
 }
 
+namespace {
+// LN-recency at d 16 with n tokens under `mask` (a --mask text), for the tests of map packing.
+Settings masked_settings(const char* mask, int n) {
+  Settings s = test::ln_recency(16, 0.5, 1);
+  s.n = n;
+  REQUIRE(parse_mask(mask, s));
+  return s;
+}
+}  // namespace
+
 TEST_CASE("packed maps: row i holds exactly its open keys, right after row i - 1, for every mask") {
   for (const char* mask : {"causal", "bidirectional", "window:1", "window:3", "window:9"}) {
-    Settings s = test::ln_recency(16, 0.5, 1);
-    s.n = 9;
-    REQUIRE(parse_mask(mask, s));
+    const Settings s = masked_settings(mask, 9);
     const AccumLayout L = accum_layout(s);
     const KeyRanges keys = key_ranges(s);
     CAPTURE(mask);
@@ -227,9 +235,7 @@ TEST_CASE("packed maps: row i holds exactly its open keys, right after row i - 1
 
 TEST_CASE("Map: packed cells read as the full array (NaN where masked, mirrored when symmetric), for every mask") {
   for (const char* mask : {"causal", "bidirectional", "window:1", "window:4"}) {
-    Settings s = test::ln_recency(16, 0.5, 1);
-    s.n = 9;
-    REQUIRE(parse_mask(mask, s));
+    const Settings s = masked_settings(mask, 9);
     const KeyRanges keys = key_ranges(s);
     const AccumLayout L = accum_layout(s);
     CAPTURE(mask);
@@ -274,9 +280,7 @@ TEST_CASE("Map: packed cells read as the full array (NaN where masked, mirrored 
 
 TEST_CASE("diagonal_normalized of a Map reads the same bits as of its full array, NaN cells included") {
   for (const char* mask : {"causal", "bidirectional", "window:3"}) {
-    Settings s = test::ln_recency(16, 0.5, 1);
-    s.n = 23;
-    REQUIRE(parse_mask(mask, s));
+    const Settings s = masked_settings(mask, 23);
     const KeyRanges keys = key_ranges(s);
     const auto shape = masked_shape(keys);
     std::mt19937_64 rng(7);
@@ -298,10 +302,8 @@ TEST_CASE("diagonal_normalized of a Map reads the same bits as of its full array
 
 TEST_CASE("a one-sample snapshot unpacks the packed sums into that sample's maps, for every mask") {
   for (const char* mask : {"causal", "bidirectional", "window:4"}) {
-    Settings s = test::ln_recency(16, 0.5, 1);
-    s.n = 11;
+    Settings s = masked_settings(mask, 11);
     s.layers = 2;
-    REQUIRE(parse_mask(mask, s));
     const SampleTrace t = Simulator(s).trace_sample(0);
     const auto snap = run_to_completion(s);
     const KeyRanges keys = key_ranges(s);
