@@ -238,16 +238,39 @@ TEST_CASE("lane block sums are the per-sample kernel's statistics: means agree w
   CHECK(checked == 8 * s.layers);
 }
 
-TEST_CASE("l2, scale 1: recency counted once as the previous layer's cosine pairs equals its definition, exactly") {
-  // The lane kernel takes layer l+1's recency pairs from layer l's cosine rows there (lane_kernel.cpp,
-  // counts_carry_over): this holds only if the scores are those cosines bit for bit.
+TEST_CASE("recency in lanes equals its definition on the traced scores, exactly, counted or carried") {
+  // lane_pairs counts four keys against each loaded one (rows of 1 .. n - 1 keys: whole blocks and
+  // remainders); with l2 and a power-of-two scale (1, 1/4 at d 16, 1/64 for scale d) layer l+1's
+  // recency pairs are layer l's cosine pairs (counts_carry_over), which holds only if the scores
+  // order exactly as those cosines. d 24 with 1/sqrt(d), LayerNorm and a window count their own.
+  std::vector<Settings> cases;
   for (MaskKind mask : {MaskKind::causal, MaskKind::bidirectional}) {
     Settings s = test::behind_rope(17, 24, 0.2, 100);
     s.layers = 3;
     s.mask = mask;
+    cases.push_back(s);
+  }
+  for (auto [d, scale] : {std::pair{16, Scale::sqrt_d}, std::pair{64, Scale::d}, std::pair{24, Scale::sqrt_d}}) {
+    Settings s = test::behind_rope(21, d, 0.4, 100);
+    s.layers = 3;
+    s.scale = scale;
+    cases.push_back(s);
+  }
+  Settings ln = test::ln_recency(32, 0.5, 100);
+  ln.n = 19;
+  ln.layers = 2;
+  ln.mask = MaskKind::window;
+  ln.window = 5;
+  cases.push_back(ln);
+  for (const Settings& s : cases) {
+    REQUIRE(validate(s).empty());
     Simulator sim(s, false, Simulator::Kernel::lanes);
     REQUIRE(sim.uses_lanes());
     const KeyRanges keys = key_ranges(s);
+    CAPTURE(s.n);
+    CAPTURE(s.d);
+    CAPTURE(int(s.mask));
+    CAPTURE(int(s.scale));
     int checked = 0;
     for (const SampleTrace& t : sim.trace_block(0, 40))
       for (const LayerTrace& l : t.layers) {
@@ -260,8 +283,9 @@ TEST_CASE("l2, scale 1: recency counted once as the previous layer's cosine pair
           total.ties += c.ties;
         }
         CHECK(l.recency == 0.5 * double(total.half_units()) / double(keys.recency_triples));
+        CHECK(l.recency_ties == double(total.ties) / double(keys.recency_triples));
         ++checked;
       }
-    CHECK(checked == 40 * 3);
+    CHECK(checked == 40 * s.layers);
   }
 }
