@@ -284,7 +284,7 @@ const LayerStats* layer_stats(const Snapshot& snap, int layer) {
   return &snap.layers[std::size_t(layer - 1)];
 }
 
-LayerStats head_view(const LayerStats& l, int head, int /*n*/) {
+LayerStats head_view(const LayerStats& l, int head) {
   LayerStats v = l;
   if (head < 0 || head >= int(l.heads.size())) return v;
   const HeadStats& h = l.heads[std::size_t(head)];

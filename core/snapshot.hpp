@@ -90,7 +90,7 @@ void release_pooled_maps();
 const LayerStats* layer_stats(const Snapshot& snap, int layer);
 // `l` as seen through head `head` (0-based): its score and weight maps, diagonal-normalized
 // scores and RP are that head's. head < 0, or a layer without heads: `l` unchanged.
-LayerStats head_view(const LayerStats& l, int head, int n);
+LayerStats head_view(const LayerStats& l, int head);
 
 // Tie fraction above which a panel is flagged on screen: RP and adjacency then count many
 // comparisons as 1/2 because the representations have collapsed (MODEL.md section 4).

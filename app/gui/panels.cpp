@@ -333,7 +333,7 @@ void build_panels(const Snapshot& snap, const ViewOptions& view, std::vector<Pan
   for (std::size_t k = 0; k < layers.size(); ++k) {
     const LayerStats& l = *layer_stats(snap, layers[k]);
     if (per_head)
-      build_panel(head_view(l, view.head, snap.settings.n), snap.settings.n, view.quantity, t, style, panels[k]);
+      build_panel(head_view(l, view.head), snap.settings.n, view.quantity, t, style, panels[k]);
     else
       build_panel(l, snap.settings.n, view.quantity, t, style, panels[k]);
   }

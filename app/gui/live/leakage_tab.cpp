@@ -147,9 +147,9 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
   ImGui::SliderInt("layer", &layer_, 1, int(live.layers.size()), "layer %d", ImGuiSliderFlags_AlwaysClamp);
   explain("The layer of the position-bin profile, the causal-mask share and the relative / absolute split below.");
   // With several heads, the head chosen under View (or the mean of heads) is the one shown.
-  const LayerStats ls = head_view(live.layers[std::size_t(layer_ - 1)], view.head, s.n);
+  const LayerStats ls = head_view(live.layers[std::size_t(layer_ - 1)], view.head);
   const Leakage& c = ls.leakage;
-  const LayerStats bi_layer = bi_snap ? head_view(bi_snap->layers[std::size_t(layer_ - 1)], view.head, s.n) : LayerStats{};
+  const LayerStats bi_layer = bi_snap ? head_view(bi_snap->layers[std::size_t(layer_ - 1)], view.head) : LayerStats{};
   const Leakage* b = bi_snap ? &bi_layer.leakage : nullptr;
   ImGui::SameLine();
   if (!causal) {
