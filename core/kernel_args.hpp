@@ -76,10 +76,12 @@ template <class Chi>
 // LN-recency Eq. 6 (MODEL.md section 1): x_i = (eps_i + c v) / sqrt(d), c = sqrt(alpha / (1 - alpha));
 // alpha = 1 is the limit in which every token is v / sqrt(d). Optionally unit norm (Behind RoPE Sec. 3.2).
 // Explicit basis: eps_i and v drawn in all d coordinates (normals 0 .. n d - 1, then v from the next
-// multiple of 64). Reduced basis (InputBasis): the rows eps_0 .. eps_{n-1}, v are Gaussian in R^d, so
+// multiple of 64). Reduced basis (InputBasis): the rows v, eps_0 .. eps_{n-1} are Gaussian in R^d, so
 // up to a rotation (which no quantity of the model sees) they are the rows of the lower-trapezoidal
 // factor L of Z = L Q: L_rc ~ N(0, 1) for c < r, L_rr ~ chi_{k - r}, in m = min(rows, k) coordinates,
 // after the `special` coordinates that keep their own N(0, 1) (LayerNorm's all-ones direction).
+// v comes first so that token i = (eps_i + c v) / sqrt(d) keeps the zeros of its factor row i + 1:
+// the rows' widths (row_widths) then grow with i, which the lane kernel's sums use.
 [[gnu::always_inline]] inline void draw_inputs(const KernelArgs& k, SampleStream& rng, float* x, float* v,
                                                std::vector<float>& draws) {
   const int n = k.n, d = k.d;
@@ -94,9 +96,9 @@ template <class Chi>
     std::fill(x, x + std::size_t(n) * d, 0.0f);
     std::fill(v, v + d, 0.0f);
     std::size_t at = 0;
+    const int first_token = rows - b.token_rows;  // 1 when the input has a common direction v: row 0
     for (int r = 0; r < rows; ++r) {
-      // Row r is token r, or v (the last row) when the input has a common direction.
-      float* row = r < b.token_rows ? x + std::size_t(r) * d : v;
+      float* row = r < first_token ? v : x + std::size_t(r - first_token) * d;
       for (int c = 0; c < sp + std::min(r, m); ++c) row[c] = z[at++];
       if (r < m) row[sp + r] = chi_z[r];
     }
@@ -130,6 +132,25 @@ template <class Chi>
   }
   if (k.unit_input)
     for (int i = 0; i < n; ++i) kernel::normalize_row(Norm::l2, x + std::size_t(i) * d, x + std::size_t(i) * d, d, kNormEps, float(d));
+}
+
+// Row i's width: its coordinates from width[i] on are +0 in the layer inputs, normalized rows and
+// outputs of every layer, so sums over coordinates may stop there (adding +0 changes no sum). In the
+// reduced basis (draw_inputs) factor row r holds special + min(r + 1, m) coordinates; token i is
+// its own row plus a multiple of v, normalizing keeps the zeros, and with every key at or before
+// its query (hi[i] <= i) a mixed row is no wider than its own. Widths grow with i. d otherwise.
+inline std::vector<int> row_widths(const KernelArgs& k) {
+  std::vector<int> width(std::size_t(k.n), k.d);
+  const InputBasis& b = k.basis;
+  if (!b.reduced) return width;
+  for (int i = 0; i < k.n; ++i)
+    if (k.hi[i] > i) return width;
+  auto factor_row = [&](int r) { return b.special + std::min(r + 1, b.m); };
+  const int first_token = b.rows - b.token_rows;  // v, when drawn, is factor row 0
+  const int v_width = first_token == 1 ? factor_row(0) : 0;
+  for (int i = 0; i < k.n; ++i)
+    width[std::size_t(i)] = std::min(k.d, std::max(k.alpha_one ? 0 : factor_row(i + first_token), v_width));
+  return width;
 }
 
 inline void record_layer(const KernelArgs& k, const float* y, const float* xn, const float* S, const float* A,

@@ -52,12 +52,15 @@ struct LaneKernel::Buffers {
   std::vector<std::uint32_t> cells;   // a layer's packed S, A and cosine cells, in AccumLayout order: their vectors in maps
   std::vector<float> ax, av, adraws;  // one sample's draws (kernel_args.hpp draw_inputs)
   std::vector<int> zeros;             // every row's first key for the cosines: 0
+  std::vector<int> width, first_key;  // row_widths(k) and, per coordinate e, the first row wider than e
   explicit Buffers(const KernelArgs& k)
       : x(std::size_t(k.n) * k.d), y(x.size()), q(x.size()), xn(x.size()), maps(3 * std::size_t(k.n) * k.n),
         g(std::size_t(k.n) * k.n), inv_norm(std::size_t(k.n)), norms(std::size_t(k.n)), rows_prev(2 * std::size_t(k.n)),
         rows_cur(2 * std::size_t(k.n)), nn(std::size_t(k.n) * k.n), ax(x.size()), av(std::size_t(k.d)),
-        adraws(k.basis.normals), zeros(std::size_t(k.n), 0) {
+        adraws(k.basis.normals), zeros(std::size_t(k.n), 0), width(row_widths(k)), first_key(std::size_t(k.d), k.n) {
     const std::size_t n = std::size_t(k.n);
+    for (int e = 0; e < k.d; ++e)
+      for (int i = k.n - 1; i >= 0 && width[std::size_t(i)] > e; --i) first_key[std::size_t(e)] = i;
     for (std::size_t map = 0; map < 2; ++map)
       for (std::size_t i = 0; i < n; ++i)
         for (int j = k.lo[i]; j <= k.hi[i]; ++j) cells.push_back(std::uint32_t(map * nn + i * n + std::size_t(j)));

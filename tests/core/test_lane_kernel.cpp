@@ -45,6 +45,17 @@ std::vector<Settings> lane_cases() {
   big.n = 70;
   big.gamma = 1.0;
   v.push_back(big);
+  // Rows whose widths grow with i (row_widths): a window mask over a common direction v, and tokens
+  // without v under RMSNorm (the sums stop at each row's width; too narrow a width fails here).
+  Settings wv = test::behind_rope(19, 32, 0.3, 100);
+  wv.mask = MaskKind::window;
+  wv.window = 6;
+  wv.gamma = 0.5;
+  v.push_back(wv);
+  Settings w0 = test::ln_recency(48, 0.0, 100);
+  w0.n = 29;
+  w0.norm = Norm::rmsnorm;
+  v.push_back(w0);
   Settings g = test::ln_recency(32, 1.0, 100);  // alpha 1: every token the same, no norm, exact ties
   g.norm = Norm::none;
   g.n = 3;
