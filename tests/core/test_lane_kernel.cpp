@@ -180,6 +180,14 @@ TEST_CASE("lane block sums add the traced samples in trees of eight lanes, in sa
   r.mask = MaskKind::window;
   r.window = 3;
   cases.push_back(r);
+  // l2 with scale 1: layers 2 and 3 take their scores' sums off the diagonal from the previous layer's
+  // cosine sums (scores_are_cosines); causal and bidirectional.
+  for (MaskKind mask : {MaskKind::causal, MaskKind::bidirectional}) {
+    Settings c = test::behind_rope(13, 24, 0.2, 100);
+    c.layers = 3;
+    c.mask = mask;
+    cases.push_back(c);
+  }
   const std::string best = lane_isa();
   for (const std::string& level : lane_isas_available()) {
     REQUIRE(set_lane_isa(level));
