@@ -169,7 +169,7 @@ TEST_CASE("lane block sums add the traced samples in trees of eight lanes, in sa
   // The block runs the fast input path (draws written straight into the lanes) and the sums; the
   // traces take draw_inputs' path, sample by sample. Both must give the same values, and the sums must
   // be what the documented order gives: per batch of 8 from the block's first sample,
-  // ((v0 + v1) + (v2 + v3)) + ((v4 + v5) + (v6 + v7)) with missing lanes 0, added batch after batch.
+  // ((v0 + v4) + (v1 + v5)) + ((v2 + v6) + (v3 + v7)) with missing lanes 0, added batch after batch.
   // (Sums of a few floats in double are mostly exact whatever the order; the sums of squares, with
   // products of 48 bits, round now and then, and there a different tree shows: grouping lanes 0-3 as
   // ((0 + 1) + 2) + 3 fails at 29 samples.)
@@ -215,9 +215,9 @@ TEST_CASE("lane block sums add the traced samples in trees of eight lanes, in sa
                     const LayerTrace& lt = traces[std::size_t(t0 + u)].layers[std::size_t(l)];
                     v[u] = double((map == 0 ? lt.scores : lt.weights)[std::size_t(i * s.n + j)]);
                   }
-                  sum += ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-                  sq += ((v[0] * v[0] + v[1] * v[1]) + (v[2] * v[2] + v[3] * v[3])) +
-                        ((v[4] * v[4] + v[5] * v[5]) + (v[6] * v[6] + v[7] * v[7]));
+                  sum += ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+                  sq += ((v[0] * v[0] + v[4] * v[4]) + (v[1] * v[1] + v[5] * v[5])) +
+                        ((v[2] * v[2] + v[6] * v[6]) + (v[3] * v[3] + v[7] * v[7]));
                 }
                 const std::size_t at = (map == 0 ? L.score(l) : L.weight(l)) + L.map_cell(i, j);
                 ++cells;
