@@ -37,10 +37,13 @@ typedef float f32x8 __attribute__((vector_size(32)));
   const u64x4 mm = u64x4{} + std::uint64_t(m);
   const u64x4 even = (wide & mask) * (mm & mask);            // both factors below 2^32: vpmuludq
   const u64x4 odd = ((wide >> 32) & mask) * (mm & mask);
-  const u64x4 lo64 = (even & 0xFFFFFFFFull) | (odd << 32);
-  const u64x4 hi64 = (even >> 32) | (odd & 0xFFFFFFFF00000000ull);
-  std::memcpy(&lo, &lo64, sizeof lo);
-  std::memcpy(&hi, &hi64, sizeof hi);
+  // The products' low and high words interleaved back into counter order: two blends of 32-bit
+  // words (with a shift each) instead of masks and ors.
+  u32x8 e32, o32;
+  std::memcpy(&e32, &even, sizeof e32);
+  std::memcpy(&o32, &odd, sizeof o32);
+  lo = __builtin_shufflevector(e32, o32, 0, 8, 2, 10, 4, 12, 6, 14);
+  hi = __builtin_shufflevector(e32, o32, 1, 9, 3, 11, 5, 13, 7, 15);
 }
 
 struct Words8 {
