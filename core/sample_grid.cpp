@@ -14,11 +14,12 @@ SampleGrid sample_grid(const Settings& s) {
   g.samples = s.samples;
   g.block_size = samples_per_block(s);
   // Adding a segment exactly costs about 10 ns per value, so a segment spans enough blocks (about 1e7
-  // multiply-adds each) to keep that near 1% of the work: one block up to 512 values per layer (n <= 17),
-  // up to 64 blocks from n 150. Per layer, not in total, so layer l's bits do not depend on the layers
-  // after it.
+  // multiply-adds each) to keep that near 1% of the work: one block up to 256 values per layer (n <= 12
+  // causal), up to 64 blocks from n 74. (512 values a block until version 0.2.0: the lane kernel's blocks take
+  // less time than their 1e7 multiply-adds suggest, and folding was 2.7% at n 50.) Per layer, not in
+  // total, so layer l's bits do not depend on the layers after it.
   const std::uint64_t per_layer = accum_layout(s).per_layer;
-  g.segment_blocks = std::clamp<std::int64_t>(std::int64_t(std::bit_ceil((per_layer + 511) / 512)), 1, 64);
+  g.segment_blocks = std::clamp<std::int64_t>(std::int64_t(std::bit_ceil((per_layer + 255) / 256)), 1, 64);
   return g;
 }
 
