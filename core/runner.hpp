@@ -90,7 +90,9 @@ class Run {
   KeyRanges keys_;
 
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;            // the workers wait on it (their turn, pause, the first picture)
+  std::condition_variable publisher_cv_;  // the publisher: the first block merged, a worker's end, cancel
+  std::condition_variable done_cv_;       // wait(): done_
   std::int64_t next_block_ = 0;    // the next block a worker takes
   std::int64_t merged_blocks_ = 0; // blocks [begin_block_, merged_blocks_) are summed
   std::int64_t lookahead_ = 0;
