@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace maskscope {
 
@@ -39,6 +40,12 @@ void normal_group_head(std::uint64_t seed, std::uint64_t sample, std::uint64_t g
 // Normals of 16 samples at once (structure of arrays): out[16 w + t] = normal
 // 64 (g / 16) + 16 w + g % 16 of sample first_sample + t, for w = 0..3.
 void lane_normals(std::uint64_t seed, std::uint64_t first_sample, std::uint32_t g, float* out);
+
+// The sampler's instruction-set level in use ("x86-64-v3" or "x86-64"), and normal_group on the level
+// named (the baseline "x86-64", else the one in use): for the test that every level gives the same bits.
+std::string sampler_isa();
+void normal_group_at(const std::string& level, std::uint64_t seed, std::uint64_t sample, std::uint64_t group,
+                     float* out);
 
 // Where normal m of a sample's stream comes from: counter g and word w (the inverse of the layout above).
 inline std::uint32_t normal_counter(std::uint64_t m) { return static_cast<std::uint32_t>(16 * (m / 64) + m % 16); }

@@ -70,6 +70,28 @@ TEST_CASE("a sample's normals are the same from the stream, from a group and fro
   CHECK(next[0] == ref[64]);
 }
 
+TEST_CASE("the sampler gives the same bits on the baseline level as on the one in use") {
+  MESSAGE("sampler level here: ", sampler_isa());
+  const std::uint64_t seed = 0xfeed'beef'0123'4567ull;
+  for (std::uint64_t sample : {0ull, 1ull, (1ull << 32) - 1, 123456789012345ull})
+    for (std::uint64_t g : {0ull, 3ull, 1000ull}) {
+      float best[64], base[64];
+      normal_group_at(sampler_isa(), seed, sample, g, best);
+      normal_group_at("x86-64", seed, sample, g, base);
+      CAPTURE(sample);
+      CAPTURE(g);
+      CHECK(std::memcmp(best, base, sizeof best) == 0);
+      // And both are Philox's words through Box-Muller: word pair (0, 1) of counter 16 g gives normals 0, 16.
+      const auto w = philox4x32_10({std::uint32_t(sample), std::uint32_t(sample >> 32), std::uint32_t(16 * g), 0},
+                                   {std::uint32_t(seed), std::uint32_t(seed >> 32)});
+      const double u = (double(w[0] >> 1) + 0.5) * 0x1.0p-31;
+      const double r = std::sqrt(-2.0 * std::log(u));
+      const double phi = double(w[1] >> 30) * (M_PI / 2) + (double(w[1] & 0x3FFFFFFFu) * 0x1.0p-30 - 0.5) * (M_PI / 2);
+      CHECK(best[0] == doctest::Approx(r * std::cos(phi)).epsilon(1e-5));
+      CHECK(best[16] == doctest::Approx(r * std::sin(phi)).epsilon(1e-5));
+    }
+}
+
 TEST_CASE("normals: moments, tails and Kolmogorov-Smirnov at 10^7 draws; no correlation across samples") {
   const std::size_t per_sample = 128, samples = 80'000;  // 1.024e7 draws
   std::vector<float> x(per_sample * samples);
