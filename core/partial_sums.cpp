@@ -23,8 +23,10 @@ constexpr const char* kMagic = "MASKSCOPE-SUMS 1\n";
 // What else must match for the bits to match: the random streams and the accumulation.
 // (Since files of the first layout: packed maps, blocks of about 1e7 multiply-adds, segments of
 // bit_ceil(values per layer / 512) blocks; version 0.2.0: v first in the reduced basis, lane trees
-// ((0+4) + (1+5)) + ((2+6) + (3+7)), segments of bit_ceil(values per layer / 256) blocks.)
-constexpr const char* kNumerics = "philox4x32-10 box-muller; reduced basis v first; lane trees 04-15-26-37; packed maps; "
+// ((0+4) + (1+5)) + ((2+6) + (3+7)), segments of bit_ceil(values per layer / 256) blocks; version
+// 0.3.0: fused multiply-adds in the lane kernel's dot products, mix and exponentials.)
+constexpr const char* kNumerics = "philox4x32-10 box-muller; reduced basis v first; lane trees 04-15-26-37; "
+                                  "lane fma in dots, mix, exp; packed maps; "
                                   "blocks of 1e7, segments of 256 values per layer a block, exact 192-bit 2^-100";
 
 std::uint64_t fnv1a(const char* data, std::size_t size, std::uint64_t h = 0xcbf29ce484222325ULL) {

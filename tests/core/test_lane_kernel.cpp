@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/lane_kernel.hpp"
+#include "core/random_stream.hpp"
+#include "core/simd.hpp"
 #include "core/sample_metrics.hpp"
 #include "core/simulator.hpp"
 #include "helpers.hpp"
@@ -136,6 +138,33 @@ TEST_CASE("a sample's lane numbers do not depend on its batch") {
         CHECK(alone.layers[std::size_t(l)].recency == in.layers[std::size_t(l)].recency);
       }
     }
+  }
+}
+
+TEST_CASE("the lane kernel's fused exponential is e^x within 1e-7 relative on [-87, 0], and 0 below") {
+  typedef float f16 __attribute__((vector_size(64)));
+  typedef std::int32_t i16 __attribute__((vector_size(64)));
+  double worst = 0;
+  std::uint64_t state = 7;
+  for (int it = 0; it < 200000; ++it) {
+    f16 x;
+    for (int t = 0; t < 16; ++t) {
+      const double u = double(splitmix64(state) >> 11) * 0x1.0p-53;
+      x[t] = float(it % 4 == 0 ? -87.0 * u : -3.0 * u);  // the whole range, and softmax's usual one
+    }
+    const f16 y = simd::exp_nonpositive_fused<f16, i16>(x);
+    for (int t = 0; t < 16; ++t) {
+      const double e = std::exp(double(x[t]));
+      worst = std::max(worst, std::fabs(double(y[t]) - e) / e);
+    }
+  }
+  MESSAGE("largest relative error: ", worst);
+  CHECK(worst < 1.0e-7);
+  const f16 below = f16{} - 88.0f, zero = f16{} + 0.0f;
+  const f16 under = simd::exp_nonpositive_fused<f16, i16>(below), one = simd::exp_nonpositive_fused<f16, i16>(zero);
+  for (int t = 0; t < 16; ++t) {
+    CHECK(under[t] == 0.0f);
+    CHECK(one[t] == 1.0f);
   }
 }
 
