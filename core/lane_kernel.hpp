@@ -60,7 +60,8 @@ class LaneKernel {
 // The instruction set the lane kernel runs with: "x86-64-v4" (AVX-512), "x86-64-v3" (AVX2) or
 // "x86-64" (baseline), the best the processor has. Every one gives the same bits: the lane kernel is
 // compiled without the compiler's contraction and uses only lane-wise, correctly rounded operations,
-// its fused multiply-adds written out (vfmadd on AVX2 and AVX-512, libm's fmaf on the baseline). set_lane_isa (for tests and benchmarks) returns false for a level the processor lacks.
+// its fused multiply-adds written out (vfmadd on AVX2 and AVX-512, libm's fmaf on the baseline).
+// set_lane_isa (for tests and benchmarks) returns false for a level the processor lacks.
 std::string lane_isa();
 bool set_lane_isa(const std::string& level);
 std::vector<std::string> lane_isas_available();
