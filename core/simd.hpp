@@ -126,31 +126,6 @@ template <int V>
   }
 }
 
-// e^x for x <= 0, lane-wise (Cody-Waite reduction x = n ln2 + r, degree-6 polynomial on
-// |r| <= ln2/2, Cephes coefficients); relative error about 2e-7. Results below e^-87 flush to 0.
-// F is a float vector type and I the int32 vector of the same lane count.
-template <class F, class I>
-[[gnu::always_inline]] inline F exp_nonpositive_lanes(F x) {
-  const F lo = F{} - 87.0f;
-  const I tiny = x < lo;
-  x = tiny ? lo : x;
-  const F t = 0.5f - x * 1.44269504088896341f;          // > 0, so truncation rounds n = round(x log2 e)
-  const I neg_n = __builtin_convertvector(t, I);
-  const F fn = -__builtin_convertvector(neg_n, F);
-  const F r = (x - fn * 0.693359375f) - fn * -2.12194440e-4f;
-  F p = 1.9875691500e-4f * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const I bits = (127 - neg_n) << 23;
-  F scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  const F y = p * scale;
-  return tiny ? F{} : y;
-}
-
 // a b + c rounded once, lane by lane (F a float vector type): one vfmadd where the caller's target has
 // FMA, else a call to libm's correctly rounded fmaf per lane; the same bits either way.
 template <class F>
@@ -160,23 +135,38 @@ template <class F>
   return r;
 }
 
-// exp_nonpositive_lanes with fused multiply-adds (the lane kernel's, version 0.3.0): the same reduction
-// and polynomial, each multiply and add that feeds the next rounded once. 19 operations instead of 30, 1.6x the
-// throughput on Zen 3; relative error about 7e-8 (6.4e-8 unfused) on [-2, 0].
-template <class F, class I>
-[[gnu::always_inline]] inline F exp_nonpositive_fused(F x) {
-  const I tiny = x < -87.0f;
-  x = tiny ? F{} - 87.0f : x;
-  const F t = fused(x, F{} - 1.44269504088896341f, F{} + 0.5f);  // > 0, so truncation rounds n = round(x log2 e)
+// a b + c: rounded once (Fused, `fused`) or twice (a multiply, then an add).
+template <bool Fused, class F>
+[[gnu::always_inline]] inline F multiply_add(F a, F b, F c) {
+  if constexpr (Fused)
+    return fused(a, b, c);
+  else
+    return a * b + c;
+}
+
+// e^x for x <= 0, lane-wise (Cody-Waite reduction x = n ln2 + r, degree-6 polynomial on
+// |r| <= ln2/2, Cephes coefficients); relative error about 2e-7. Results below e^-87 flush to 0.
+// F is a float vector type and I the int32 vector of the same lane count. `Fused` (the lane kernel's,
+// version 0.3.0): each multiply and add that feeds the next rounded once, 19 operations instead of
+// 30 (1.6x the throughput on Zen 3; largest relative error 8.3e-8 on [-87, 0]). Unfused, the steps
+// are the same operations as a * b + c written out (the negations are exact).
+template <class F, class I, bool Fused = false>
+[[gnu::always_inline]] inline F exp_nonpositive_lanes(F x) {
+  const F lo = F{} - 87.0f;
+  const I tiny = x < lo;
+  x = tiny ? lo : x;
+  // > 0, so truncation rounds n = round(x log2 e)
+  const F t = multiply_add<Fused>(x, F{} - 1.44269504088896341f, F{} + 0.5f);
   const I neg_n = __builtin_convertvector(t, I);
-  const F neg_fn = __builtin_convertvector(neg_n, F);                                 // -n
-  const F r = fused(neg_fn, F{} - 2.12194440e-4f, fused(neg_fn, F{} + 0.693359375f, x));  // (x - n c1) - n c2
-  F p = fused(F{} + 1.9875691500e-4f, r, F{} + 1.3981999507e-3f);
-  p = fused(p, r, F{} + 8.3334519073e-3f);
-  p = fused(p, r, F{} + 4.1665795894e-2f);
-  p = fused(p, r, F{} + 1.6666665459e-1f);
-  p = fused(p, r, F{} + 5.0000001201e-1f);
-  p = fused(p * r, r, r) + 1.0f;  // p r^2 + r + 1
+  const F neg_fn = __builtin_convertvector(neg_n, F);  // -n
+  const F r = multiply_add<Fused>(neg_fn, F{} - 2.12194440e-4f,
+                                  multiply_add<Fused>(neg_fn, F{} + 0.693359375f, x));  // (x - n c1) - n c2
+  F p = multiply_add<Fused>(F{} + 1.9875691500e-4f, r, F{} + 1.3981999507e-3f);
+  p = multiply_add<Fused>(p, r, F{} + 8.3334519073e-3f);
+  p = multiply_add<Fused>(p, r, F{} + 4.1665795894e-2f);
+  p = multiply_add<Fused>(p, r, F{} + 1.6666665459e-1f);
+  p = multiply_add<Fused>(p, r, F{} + 5.0000001201e-1f);
+  p = multiply_add<Fused>(p * r, r, r) + 1.0f;  // p r^2 + r + 1
   const I bits = (127 - neg_n) << 23;
   F scale;
   std::memcpy(&scale, &bits, sizeof scale);
