@@ -16,18 +16,18 @@
 #include <thread>
 #include <unistd.h>
 
-#include "core/atomic_file.hpp"
-#include "core/big_buffer.hpp"
-#include "core/lane_kernel.hpp"
-#include "core/partial_sums.hpp"
-#include "core/resources.hpp"
-#include "core/result_json.hpp"
-#include "core/runner.hpp"
-#include "core/settings.hpp"
-#include "core/strict_number.hpp"
-#include "core/tensor_analysis.hpp"
-#include "core/theory.hpp"
-#include "core/version.hpp"
+#include "core/formats/atomic_file.hpp"
+#include "core/stats/big_buffer.hpp"
+#include "core/kernel/lane_kernel.hpp"
+#include "core/run/partial_sums.hpp"
+#include "core/run/resources.hpp"
+#include "core/formats/result_json.hpp"
+#include "core/run/runner.hpp"
+#include "core/model/settings.hpp"
+#include "core/model/strict_number.hpp"
+#include "core/formats/tensor_analysis.hpp"
+#include "core/model/theory.hpp"
+#include "core/model/version.hpp"
 #include "mpi_job.hpp"
 
 namespace ms = maskscope;

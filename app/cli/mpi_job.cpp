@@ -7,8 +7,8 @@
 #include <iostream>
 #include <thread>
 
-#include "core/lane_kernel.hpp"
-#include "core/runner.hpp"
+#include "core/kernel/lane_kernel.hpp"
+#include "core/run/runner.hpp"
 
 #if MASKSCOPE_MPI
 #include <mpi.h>

@@ -8,9 +8,9 @@
 #include <functional>
 #include <string>
 
-#include "core/exact_sums.hpp"
-#include "core/sample_grid.hpp"
-#include "core/settings.hpp"
+#include "core/stats/exact_sums.hpp"
+#include "core/stats/sample_grid.hpp"
+#include "core/model/settings.hpp"
 
 namespace maskscope::cli {
 

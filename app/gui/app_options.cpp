@@ -6,12 +6,12 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/atomic_file.hpp"
-#include "core/partial_sums.hpp"
-#include "core/tensor_analysis.hpp"
+#include "core/formats/atomic_file.hpp"
+#include "core/run/partial_sums.hpp"
+#include "core/formats/tensor_analysis.hpp"
 #include "controller.hpp"
-#include "core/result_json.hpp"
-#include "core/strict_number.hpp"
+#include "core/formats/result_json.hpp"
+#include "core/model/strict_number.hpp"
 
 namespace maskscope::gui {
 

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "core/resources.hpp"
+#include "core/run/resources.hpp"
 
 namespace maskscope::gui {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/runner.hpp"
-#include "core/settings.hpp"
+#include "core/run/runner.hpp"
+#include "core/model/settings.hpp"
 
 namespace maskscope::gui {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/settings.hpp"
-#include "core/snapshot.hpp"
+#include "core/model/settings.hpp"
+#include "core/stats/snapshot.hpp"
 
 namespace maskscope::gui {
 

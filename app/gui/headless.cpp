@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <numeric>
 
-#include "core/atomic_file.hpp"
+#include "core/formats/atomic_file.hpp"
 
-#include "core/metrics.hpp"
-#include "core/resources.hpp"
+#include "core/stats/metrics.hpp"
+#include "core/run/resources.hpp"
 #include "screenshot.hpp"
 
 namespace maskscope::gui {

@@ -6,8 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "core/metrics.hpp"
-#include "core/strict_number.hpp"
+#include "core/stats/metrics.hpp"
+#include "core/model/strict_number.hpp"
 
 namespace maskscope::gui {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "colormap.hpp"
-#include "core/snapshot.hpp"
+#include "core/stats/snapshot.hpp"
 
 namespace maskscope::gui {
 

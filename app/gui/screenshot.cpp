@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "core/atomic_file.hpp"
+#include "core/formats/atomic_file.hpp"
 
 namespace maskscope::gui {
 

@@ -11,11 +11,11 @@
 #include <fstream>
 #include <limits>
 
-#include "core/atomic_file.hpp"
+#include "core/formats/atomic_file.hpp"
 
 #include "figure_tab.hpp"
-#include "core/resources.hpp"
-#include "core/tensor_analysis.hpp"
+#include "core/run/resources.hpp"
+#include "core/formats/tensor_analysis.hpp"
 #include "live.hpp"
 
 namespace maskscope::gui {

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "core/result_json.hpp"
-#include "core/runner.hpp"
+#include "core/formats/result_json.hpp"
+#include "core/run/runner.hpp"
 #include "figure.hpp"
 #include "svg_heatmaps.hpp"
 

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/theory.hpp"
+#include "core/model/theory.hpp"
 
 namespace fs = std::filesystem;
 

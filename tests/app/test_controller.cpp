@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "controller.hpp"
-#include "core/resources.hpp"
+#include "core/run/resources.hpp"
 
 using namespace maskscope;
 using maskscope::gui::Controller;

@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "controller.hpp"
-#include "core/runner.hpp"
-#include "core/result_json.hpp"
-#include "core/theory.hpp"
+#include "core/run/runner.hpp"
+#include "core/formats/result_json.hpp"
+#include "core/model/theory.hpp"
 #include "figure.hpp"
 #include "figure_render.hpp"
 #include "figure_runs.hpp"

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/runner.hpp"
+#include "core/run/runner.hpp"
 #include "lesson.hpp"
 
 using namespace maskscope;

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "controller.hpp"
-#include "core/result_json.hpp"
+#include "core/formats/result_json.hpp"
 #include "figure_workbench.hpp"
 #include "format.hpp"
 #include "h_of_j.hpp"

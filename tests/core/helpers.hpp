@@ -1,8 +1,8 @@
 // Shared helpers for the core tests: small runs with fixed seeds.
 #pragma once
 
-#include "core/runner.hpp"
-#include "core/settings.hpp"
+#include "core/run/runner.hpp"
+#include "core/model/settings.hpp"
 
 namespace maskscope::test {
 

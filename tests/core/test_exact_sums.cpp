@@ -8,9 +8,9 @@
 #include <numeric>
 #include <random>
 
-#include "core/exact_sums.hpp"
-#include "core/sample_grid.hpp"
-#include "core/snapshot.hpp"
+#include "core/stats/exact_sums.hpp"
+#include "core/stats/sample_grid.hpp"
+#include "core/stats/snapshot.hpp"
 #include "helpers.hpp"
 
 using namespace maskscope;

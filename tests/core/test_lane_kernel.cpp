@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "core/lane_kernel.hpp"
-#include "core/random_stream.hpp"
-#include "core/simd.hpp"
-#include "core/sample_metrics.hpp"
-#include "core/simulator.hpp"
+#include "core/kernel/lane_kernel.hpp"
+#include "core/random/random_stream.hpp"
+#include "core/kernel/simd.hpp"
+#include "core/kernel/sample_metrics.hpp"
+#include "core/kernel/simulator.hpp"
 #include "helpers.hpp"
 
 using namespace maskscope;

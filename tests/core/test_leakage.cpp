@@ -7,10 +7,11 @@
 #include <map>
 #include <vector>
 
-#include "core/leakage.hpp"
-#include "core/rope.hpp"
-#include "core/runner.hpp"
-#include "core/simulator.hpp"
+#include "core/stats/leakage.hpp"
+#include "core/model/rope.hpp"
+#include "core/run/runner.hpp"
+#include "core/kernel/simulator.hpp"
+#include "core/model/cost.hpp"
 
 using namespace maskscope;
 

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/accumulator.hpp"
-#include "core/random_stream.hpp"
-#include "core/simulator.hpp"
+#include "core/stats/accumulator.hpp"
+#include "core/random/random_stream.hpp"
+#include "core/kernel/simulator.hpp"
 #include "helpers.hpp"
 
 using namespace maskscope;

@@ -7,9 +7,9 @@
 #include <numeric>
 #include <vector>
 
-#include "core/random_weights.hpp"
-#include "core/runner.hpp"
-#include "core/simulator.hpp"
+#include "core/kernel/random_weights.hpp"
+#include "core/run/runner.hpp"
+#include "core/kernel/simulator.hpp"
 
 using namespace maskscope;
 

@@ -12,9 +12,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/big_buffer.hpp"
-#include "core/map.hpp"
-#include "core/metrics.hpp"
+#include "core/stats/big_buffer.hpp"
+#include "core/stats/map.hpp"
+#include "core/stats/metrics.hpp"
 #include "helpers.hpp"
 
 using namespace maskscope;

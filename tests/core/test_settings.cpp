@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "core/result_json.hpp"
-#include "core/settings.hpp"
+#include "core/formats/result_json.hpp"
+#include "core/model/settings.hpp"
 
 using namespace maskscope;
 

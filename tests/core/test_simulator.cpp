@@ -5,8 +5,8 @@
 #include <numeric>
 #include <vector>
 
-#include "core/sample_metrics.hpp"
-#include "core/simulator.hpp"
+#include "core/kernel/sample_metrics.hpp"
+#include "core/kernel/simulator.hpp"
 #include "helpers.hpp"
 
 using namespace maskscope;

@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
-#include "core/metrics.hpp"
-#include "core/theory.hpp"
+#include "core/stats/metrics.hpp"
+#include "core/model/theory.hpp"
 #include "helpers.hpp"
 
 using namespace maskscope;

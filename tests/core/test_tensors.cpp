@@ -10,8 +10,8 @@
 #include <fstream>
 #include <random>
 
-#include "core/npy.hpp"
-#include "core/tensor_analysis.hpp"
+#include "core/formats/npy.hpp"
+#include "core/formats/tensor_analysis.hpp"
 
 using namespace maskscope;
 namespace fs = std::filesystem;

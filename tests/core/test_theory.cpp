@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "core/theory.hpp"
+#include "core/model/theory.hpp"
 
 using namespace maskscope::theory;
 

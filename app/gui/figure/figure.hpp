@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/atomic_file.hpp"
-#include "core/settings.hpp"
-#include "core/snapshot.hpp"
+#include "core/formats/atomic_file.hpp"
+#include "core/model/settings.hpp"
+#include "core/stats/snapshot.hpp"
 #include "panels.hpp"
 
 namespace maskscope::gui {

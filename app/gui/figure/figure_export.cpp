@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "core/result_json.hpp"
-#include "core/version.hpp"
+#include "core/formats/result_json.hpp"
+#include "core/model/version.hpp"
 #include "figure_render.hpp"
 
 namespace maskscope::gui {

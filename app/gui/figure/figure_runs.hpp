@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/runner.hpp"
+#include "core/run/runner.hpp"
 #include "figure.hpp"
 
 namespace maskscope::gui {

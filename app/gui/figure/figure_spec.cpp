@@ -8,8 +8,8 @@
 #include <set>
 
 #include "h_of_j.hpp"
-#include "core/result_json.hpp"
-#include "core/theory.hpp"
+#include "core/formats/result_json.hpp"
+#include "core/model/theory.hpp"
 
 namespace maskscope::gui {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/result_json.hpp"
+#include "core/formats/result_json.hpp"
 #include "figure_tab.hpp"
 #include "live.hpp"
 #include "scene_draw.hpp"

@@ -10,10 +10,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/result_json.hpp"
-#include "core/strict_number.hpp"
-#include "core/theory.hpp"
-#include "core/version.hpp"
+#include "core/formats/result_json.hpp"
+#include "core/model/strict_number.hpp"
+#include "core/model/theory.hpp"
+#include "core/model/version.hpp"
 
 namespace maskscope::embedded {
 extern const std::string_view preset_behind_rope_fig2, preset_behind_rope_fig4, preset_behind_rope_fig7,

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/result_json.hpp"
-#include "core/strict_number.hpp"
+#include "core/formats/result_json.hpp"
+#include "core/model/strict_number.hpp"
 #include "format.hpp"
 
 namespace maskscope::embedded {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/settings.hpp"
-#include "core/snapshot.hpp"
+#include "core/model/settings.hpp"
+#include "core/stats/snapshot.hpp"
 #include "panels.hpp"
 
 namespace maskscope::gui {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/theory.hpp"
+#include "core/model/theory.hpp"
 #include "format.hpp"
 #include "h_of_j.hpp"
 #include "live.hpp"

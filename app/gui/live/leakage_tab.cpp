@@ -10,7 +10,7 @@
 #include <limits>
 #include <string>
 
-#include "core/leakage.hpp"
+#include "core/stats/leakage.hpp"
 #include "format.hpp"
 #include "live.hpp"
 #include "plot.hpp"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/theory.hpp"
+#include "core/model/theory.hpp"
 #include "format.hpp"
 #include "plot.hpp"
 #include "views.hpp"

@@ -1,0 +1,194 @@
+// .npy reading (mmap) and writing (npy.hpp).
+#include "core/formats/npy.hpp"
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/formats/atomic_file.hpp"
+
+namespace maskscope {
+
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16;
+  const std::uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  std::uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      int e = -1;
+      std::uint32_t m = man;
+      do {
+        ++e;
+        m <<= 1;
+      } while ((m & 0x400) == 0);
+      bits = sign | (std::uint32_t(127 - 15 - e) << 23) | ((m & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& path, const std::string& name, const std::string& what) {
+  throw std::runtime_error(path + ": array '" + name + "': " + what);
+}
+
+// The value of `key` in the header dict's text, e.g. 'descr': '<f4' -> <f4 (quotes removed).
+std::string dict_value(const std::string& header, const std::string& key) {
+  const auto at = header.find("'" + key + "'");
+  if (at == std::string::npos) return "";
+  auto colon = header.find(':', at);
+  if (colon == std::string::npos) return "";
+  std::size_t b = colon + 1;
+  while (b < header.size() && header[b] == ' ') ++b;
+  if (b >= header.size()) return "";
+  if (header[b] == '\'') {
+    const auto e = header.find('\'', b + 1);
+    return e == std::string::npos ? "" : header.substr(b + 1, e - b - 1);
+  }
+  if (header[b] == '(') {
+    const auto e = header.find(')', b);
+    return e == std::string::npos ? "" : header.substr(b, e - b + 1);
+  }
+  auto e = header.find_first_of(",}", b);
+  return header.substr(b, e == std::string::npos ? std::string::npos : e - b);
+}
+
+}  // namespace
+
+NpyArray::NpyArray(const std::string& path, const std::string& name) : path_(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) refuse(path, name, std::string("cannot be opened (") + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    refuse(path, name, "not a regular file");
+  }
+  const std::size_t size = std::size_t(st.st_size);
+  if (size < 10) {
+    ::close(fd);
+    refuse(path, name, "truncated: " + std::to_string(size) + " bytes is shorter than the .npy preamble");
+  }
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) refuse(path, name, std::string("cannot be mapped (") + std::strerror(errno) + ")");
+  map_ = map;
+  map_bytes_ = size;
+  const auto* p = static_cast<const unsigned char*>(map);
+  try {
+    if (std::memcmp(p, "\x93NUMPY", 6) != 0) refuse(path, name, "not a NumPy .npy file (no \\x93NUMPY magic)");
+    const int major = p[6];
+    std::size_t header_len, start;
+    if (major == 1) {
+      header_len = std::size_t(p[8]) | (std::size_t(p[9]) << 8);
+      start = 10;
+    } else if (major == 2 || major == 3) {
+      if (size < 12) refuse(path, name, "truncated preamble");
+      header_len = std::size_t(p[8]) | (std::size_t(p[9]) << 8) | (std::size_t(p[10]) << 16) | (std::size_t(p[11]) << 24);
+      start = 12;
+    } else {
+      refuse(path, name, ".npy format version " + std::to_string(major) + " is not supported; expected 1, 2 or 3");
+    }
+    if (start + header_len > size) refuse(path, name, "truncated: the header runs past the end of the file");
+    const std::string header(reinterpret_cast<const char*>(p + start), header_len);
+    const std::string descr = dict_value(header, "descr"), fortran = dict_value(header, "fortran_order"),
+                      shape = dict_value(header, "shape");
+    if (descr == "<f2") type_ = NpyType::f16;
+    else if (descr == "<f4") type_ = NpyType::f32;
+    else if (descr == "<f8") type_ = NpyType::f64;
+    else
+      refuse(path, name, "dtype '" + descr + "' is not supported; expected little-endian float16, float32 or float64 ('<f2', '<f4', '<f8')");
+    if (fortran != "False") refuse(path, name, "Fortran order is not supported; expected C order (np.ascontiguousarray)");
+    if (shape.empty() || shape.front() != '(') refuse(path, name, "corrupt header: no shape");
+    elements_ = 1;
+    std::size_t i = 1;
+    while (i < shape.size() && shape[i] != ')') {
+      while (i < shape.size() && (shape[i] == ' ' || shape[i] == ',')) ++i;
+      if (i >= shape.size() || shape[i] == ')') break;
+      std::size_t used = 0;
+      long long v = 0;
+      try {
+        v = std::stoll(shape.substr(i), &used);
+      } catch (const std::exception&) {
+        refuse(path, name, "corrupt header: shape " + shape);
+      }
+      if (v < 0 || used == 0) refuse(path, name, "corrupt header: shape " + shape);
+      shape_.push_back(v);
+      if (v != 0 && elements_ > (std::size_t(1) << 60) / std::size_t(v)) refuse(path, name, "shape " + shape + " is too large");
+      elements_ *= std::size_t(v);
+      i += used;
+    }
+    const std::size_t item = type_ == NpyType::f16 ? 2 : type_ == NpyType::f32 ? 4 : 8;
+    const std::size_t expected = start + header_len + elements_ * item;
+    if (size != expected)
+      refuse(path, name, (size < expected ? "truncated: " : "corrupt: ") + std::to_string(size) + " bytes, expected " +
+                             std::to_string(expected) + " for shape " + shape + " of " + descr);
+    data_ = p + start + header_len;
+  } catch (...) {
+    ::munmap(map_, map_bytes_);
+    map_ = nullptr;
+    throw;
+  }
+}
+
+NpyArray::~NpyArray() {
+  if (map_) ::munmap(map_, map_bytes_);
+}
+
+void NpyArray::read(std::size_t first, std::size_t count, float* out) const {
+  switch (type_) {
+    case NpyType::f16:
+      for (std::size_t i = 0; i < count; ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, data_ + 2 * (first + i), 2);
+        out[i] = half_to_float(h);
+      }
+      break;
+    case NpyType::f32: std::memcpy(out, data_ + 4 * first, 4 * count); break;
+    case NpyType::f64:
+      for (std::size_t i = 0; i < count; ++i) {
+        double v;
+        std::memcpy(&v, data_ + 8 * (first + i), 8);
+        out[i] = static_cast<float>(v);
+      }
+      break;
+  }
+}
+
+bool write_npy_f32(const std::string& path, const std::vector<std::int64_t>& shape, const float* data, std::string& error) {
+  std::string dims;
+  std::size_t elements = 1;
+  for (auto v : shape) {
+    dims += std::to_string(v) + ", ";
+    elements *= std::size_t(v);
+  }
+  if (shape.size() > 1) dims.resize(dims.size() - 2);
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const std::size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += char(1);
+  out += char(0);
+  out += char(header.size() & 0xff);
+  out += char((header.size() >> 8) & 0xff);
+  out += header;
+  const std::size_t at = out.size();
+  out.resize(at + 4 * elements);
+  std::memcpy(&out[at], data, 4 * elements);
+  return write_file_atomic(path, out, error);
+}
+
+}  // namespace maskscope

@@ -1,0 +1,109 @@
+// Serialisation of settings and snapshots; non-finite numbers (masked entries) become null.
+#include "core/formats/result_json.hpp"
+
+#include "core/model/settings_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace maskscope {
+
+namespace {
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json matrix(const Map& m, int n) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (int i = 0; i < n; ++i) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int j = 0; j < n; ++j) row.push_back(number_or_null(m(i, j)));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// MODEL.md section 8's keys of one map's leakage.
+void add_leakage(nlohmann::json& out, const Leakage& k) {
+  out["delta_r2"] = number_or_null(k.delta_r2);
+  out["delta_r2_se"] = number_or_null(k.delta_r2_se);
+  out["delta_r2_mean_map"] = number_or_null(k.delta_r2_mean_map);
+  out["r2_base"] = number_or_null(k.r2_base);
+  nlohmann::json bins = nlohmann::json::array();
+  for (const LeakageBin& b : k.bins) bins.push_back({{"from", b.from}, {"to", b.to}, {"delta_r2", number_or_null(b.delta_r2)}});
+  out["delta_r2_bins"] = std::move(bins);
+}
+
+nlohmann::json vector_json(const std::vector<double>& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (double x : v) out.push_back(number_or_null(x));
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json snapshot_to_json(const Snapshot& snap) {
+  const int n = snap.settings.n;
+  const bool rw = snap.settings.random_weights();
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerStats& l : snap.layers) {
+    nlohmann::json& layer = layers.emplace_back(nlohmann::json{
+        {"layer", l.layer},
+        {"rp", number_or_null(l.recency)},
+        {"rp_se", number_or_null(l.recency_se)},
+        {"rp_ties", number_or_null(l.recency_ties)},
+        {"adjacency", number_or_null(l.adjacency)},
+        {"adjacency_se", number_or_null(l.adjacency_se)},
+        {"adjacency_ties", number_or_null(l.adjacency_ties)},
+        {"score_mean", matrix(l.score_mean, n)},
+        {"score_se", matrix(l.score_se, n)},
+        {"weight_mean", matrix(l.weight_mean, n)},
+        {"weight_se", matrix(l.weight_se, n)},
+        {"cosine_mean", matrix(l.cosine_mean, n)},
+        {"score_diag_normalized", matrix(l.score_diag_normalized, n)},
+        {"score_diag_normalized_q01", number_or_null(l.score_diag_q01)},
+        {"score_diag_normalized_q99", number_or_null(l.score_diag_q99)},
+        {"norm_mean", vector_json(l.norm_mean)},
+        {"norm_se", vector_json(l.norm_se)},
+    });
+    add_leakage(layer, l.leakage);
+    layer["weight_delta_r2"] = number_or_null(l.weight_leakage.delta_r2);
+    layer["weight_delta_r2_se"] = number_or_null(l.weight_leakage.delta_r2_se);
+    if (rw) {  // MODEL.md section 7: norm adjacency and each head's recency probability
+      layer["norm_adjacency"] = number_or_null(l.norm_adjacency);
+      layer["norm_adjacency_se"] = number_or_null(l.norm_adjacency_se);
+      layer["norm_adjacency_ties"] = number_or_null(l.norm_adjacency_ties);
+      nlohmann::json heads = nlohmann::json::array();
+      for (const HeadStats& h : l.heads)
+        heads.push_back({{"rp", number_or_null(h.recency)}, {"rp_se", number_or_null(h.recency_se)},
+                         {"rp_ties", number_or_null(h.recency_ties)}, {"delta_r2", number_or_null(h.leakage.delta_r2)},
+                         {"delta_r2_se", number_or_null(h.leakage.delta_r2_se)}});
+      layer["heads"] = std::move(heads);
+    }
+  }
+  nlohmann::json out = {
+      {"config", settings_to_json(snap.settings)},
+      {"samples", snap.samples_done},
+      {"elapsed_s", snap.elapsed_s},
+      {"samples_per_s", snap.samples_per_s},
+      {"finished", snap.finished},
+      {"layers", std::move(layers)},
+  };
+  if (!snap.embeddings.empty()) {  // layer 0 of the random-weight family
+    const LayerStats& e = snap.embeddings.front();
+    out["embeddings"] = {
+        {"adjacency", number_or_null(e.adjacency)},
+        {"adjacency_se", number_or_null(e.adjacency_se)},
+        {"adjacency_ties", number_or_null(e.adjacency_ties)},
+        {"norm_adjacency", number_or_null(e.norm_adjacency)},
+        {"norm_adjacency_se", number_or_null(e.norm_adjacency_se)},
+        {"norm_adjacency_ties", number_or_null(e.norm_adjacency_ties)},
+        {"cosine_mean", matrix(e.cosine_mean, n)},
+        {"norm_mean", vector_json(e.norm_mean)},
+        {"norm_se", vector_json(e.norm_se)},
+    };
+  }
+  return out;
+}
+
+}  // namespace maskscope

@@ -1,0 +1,19 @@
+// The JSON contract of `maskscope-cli run` (and of exported figures): settings and snapshot.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "core/model/settings.hpp"
+#include "core/model/settings_text.hpp"
+#include "core/stats/snapshot.hpp"
+
+namespace maskscope {
+
+// config, samples, elapsed_s, samples_per_s, layers[...] as documented in the README.
+nlohmann::json snapshot_to_json(const Snapshot& snap);
+
+}  // namespace maskscope

@@ -1,0 +1,73 @@
+// The parameter-free kernel with samples across SIMD lanes (structure of arrays): sixteen samples
+// at a time with AVX-512, eight with AVX2, each in its own lane of every vector, so that no step
+// needs a horizontal sum and rows as short as n = 10 fill whole registers. Used where it is faster (small n and width,
+// `use_lane_kernel`); the per-sample kernel of simulator.cpp serves the rest. Internal to core/.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/stats/accumulator.hpp"
+#include "core/model/settings.hpp"
+#include "core/kernel/kernel_choice.hpp"
+#include "core/model/input_basis.hpp"
+#include "core/model/trace.hpp"
+
+namespace maskscope {
+
+struct SampleWork;
+
+struct KernelArgs;  // kernel_args.hpp
+
+// Whether settings with this input basis suit the lane kernel (small n and width).
+bool use_lane_kernel(const Settings& s, const InputBasis& basis);
+
+// Whether runs use the lane kernel where it suits the settings: on processors with AVX-512
+// (x86-64-v4, 16 samples per batch) or AVX2 (x86-64-v3, 8 per batch; measured 1.3-2.7x the
+// per-sample kernel on one AMD EPYC core at n 10-96). Baseline x86-64 keeps the per-sample kernel.
+bool lane_kernel_native();
+
+// Whether a Simulator with this choice runs these settings in lanes (KernelChoice).
+bool runs_in_lanes(const Settings& s, const InputBasis& basis, KernelChoice kernel);
+
+// The kernel a run with these settings uses on this processor, as recorded with partial sums
+// (.msum) and results: "lanes-8" (every level and batch width gives the same bits), "per-sample
+// x86-64-v3" (AVX2 and FMA) or "per-sample x86-64" (no FMA). Runs agree bit for bit only within one
+// kernel name.
+std::string kernel_name(const Settings& s, KernelChoice kernel = KernelChoice::automatic);
+
+class LaneKernel {
+ public:
+  explicit LaneKernel(const KernelArgs& k);
+  ~LaneKernel();
+  LaneKernel(const LaneKernel&) = delete;
+  LaneKernel& operator=(const LaneKernel&) = delete;
+
+  // Samples first_sample .. first_sample + count - 1, in batches of 16 or 8 from first_sample. Adds
+  // to `sums` when given (each quantity's lanes in fixed trees of 8, in sample order: the same bits
+  // for either batch width), and records sample first_sample + t into (*traces)[t] when given (`w`
+  // is the scratch for it).
+  // A lane's numbers depend only on its sample: the batch it shares does not change them.
+  // Returns false if cancelled (checked every batch and layer).
+  bool run(const KernelArgs& k, SampleWork& w, std::uint64_t first_sample, std::int64_t count,
+           BlockSums* sums, std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel);
+
+  struct Buffers;
+
+ private:
+  std::unique_ptr<Buffers> b_;
+};
+
+// The instruction set the lane kernel runs with: "x86-64-v4" (AVX-512), "x86-64-v3" (AVX2) or
+// "x86-64" (baseline), the best the processor has. Every one gives the same bits: the lane kernel is
+// compiled without the compiler's contraction and uses only lane-wise, correctly rounded operations,
+// its fused multiply-adds written out (vfmadd on AVX2 and AVX-512, libm's fmaf on the baseline).
+// set_lane_isa (for tests and benchmarks) returns false for a level the processor lacks.
+std::string lane_isa();
+bool set_lane_isa(const std::string& level);
+std::vector<std::string> lane_isas_available();
+
+}  // namespace maskscope

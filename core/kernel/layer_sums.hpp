@@ -1,0 +1,115 @@
+// One layer's per-sample metrics and their accumulation, for attention with H heads: shared by the
+// random-weight network (random_weights.cpp) and the analysis of real models' tensors
+// (tensor_analysis.cpp), so both go through the same code.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/stats/accumulator.hpp"
+#include "core/kernel/kernel_steps.hpp"
+#include "core/model/settings.hpp"
+
+namespace maskscope::kernel {
+
+struct LayerMetrics {
+  Proportion recency, adjacency, norm_adjacency;
+  double score_slope, weight_slope;  // of the head-mean maps (the mean of the heads' slopes)
+  double head_recency[Limits::heads_max], head_recency_ties[Limits::heads_max], head_slope[Limits::heads_max];
+};
+
+// Where a layer's keys, recency triples and slope coefficients come from (KeyRanges) and its sums go.
+struct LayerArgs {
+  int n = 0, heads = 1;
+  const int* lo = nullptr;
+  const int* hi = nullptr;
+  std::int64_t triples = 0;
+  const float* slope_coef = nullptr;
+  const AccumLayout* layout = nullptr;
+};
+
+// Before the heads of a layer.
+inline void begin_heads(LayerMetrics& lm) {
+  lm.recency = {0.0, 0.0};
+  lm.score_slope = lm.weight_slope = 0.0;
+}
+
+// Head h's logits S and weights A (n x n, 8 floats of slack): its recency and slopes, and its share
+// of the layer's (head-mean) metrics.
+[[gnu::always_inline]] inline void head_metrics(const LayerArgs& k, int h, const float* S, const float* A, LayerMetrics& lm) {
+  const int n = k.n, H = k.heads;
+  const Proportion r = recency_of(n, k.lo, k.triples, S);
+  lm.head_recency[h] = r.value;
+  lm.head_slope[h] = offset_slope(n, k.lo, k.hi, k.slope_coef, S);
+  lm.score_slope += lm.head_slope[h] / H;
+  lm.weight_slope += offset_slope(n, k.lo, k.hi, k.slope_coef, A) / H;
+  lm.head_recency_ties[h] = r.ties;
+  lm.recency.value += r.value / H;
+  lm.recency.ties += r.ties / H;
+}
+
+// Cosines, norms, adjacency and norm adjacency of hidden states x (n x d). C: n x n (+8), inv_norm
+// and norms: n (+8).
+[[gnu::always_inline]] inline void hidden_metrics(int n, int d, const float* x, float* inv_norm, float* C, float* norms,
+                                                  LayerMetrics& lm) {
+  output_cosines(n, d, x, inv_norm, C);
+  lm.adjacency = adjacency_of(n, [&](int r) { return C + std::size_t(r) * n; });
+  lm.norm_adjacency = norm_adjacency_of(n, inv_norm, norms);
+}
+
+// Adds block l's quantities to the sums: with `maps`, the heads' S and A (head-major, n x n each),
+// their head means (computed into s_mean, a_mean) and the attention metrics; always the hidden
+// states' cosines C, norms and adjacency.
+[[gnu::always_inline]] inline void accumulate_layer(const LayerArgs& k, int l, bool maps, const float* S_heads,
+                                                    const float* A_heads, float* s_mean, float* a_mean, const float* C,
+                                                    const float* inv_norm, const LayerMetrics& lm, BlockSums& sums) {
+  const int n = k.n, H = k.heads;
+  const AccumLayout& L = *k.layout;
+  double* sum = sums.sum.data();
+  double* sq = sums.sumsq.data();
+  if (maps) {
+    const std::size_t nn = std::size_t(n) * n;
+    if (H == 1) {
+      add_masked_map(sum, sq, L.score(l), n, k.lo, k.hi, S_heads);
+      add_masked_map(sum, sq, L.weight(l), n, k.lo, k.hi, A_heads);
+    } else {
+      std::fill(s_mean, s_mean + nn, 0.0f);
+      std::fill(a_mean, a_mean + nn, 0.0f);
+      const float inv_h = 1.0f / static_cast<float>(H);
+      for (int h = 0; h < H; ++h) {
+        const float* S = S_heads + std::size_t(h) * nn;
+        const float* A = A_heads + std::size_t(h) * nn;
+        add_masked_map(sum, sq, L.head_score(l, h), n, k.lo, k.hi, S);
+        add_masked_map(sum, sq, L.head_weight(l, h), n, k.lo, k.hi, A);
+        for (int i = 0; i < n; ++i)
+          for (int j = k.lo[i]; j <= k.hi[i]; ++j) {
+            s_mean[std::size_t(i) * n + j] += inv_h * S[std::size_t(i) * n + j];
+            a_mean[std::size_t(i) * n + j] += inv_h * A[std::size_t(i) * n + j];
+          }
+        add_value(sum, sq, L.head_score_slope(l, h), lm.head_slope[h]);
+        if (k.triples > 0) {
+          add_value(sum, sq, L.head_recency(l, h), lm.head_recency[h]);
+          add_value(sum, sq, L.head_recency_ties(l, h), lm.head_recency_ties[h]);
+        }
+      }
+      add_masked_map(sum, sq, L.score(l), n, k.lo, k.hi, s_mean);
+      add_masked_map(sum, sq, L.weight(l), n, k.lo, k.hi, a_mean);
+    }
+    add_value(sum, sq, L.score_slope(l), lm.score_slope);
+    add_value(sum, sq, L.weight_slope(l), lm.weight_slope);
+    if (k.triples > 0) {
+      add_value(sum, sq, L.recency(l), lm.recency.value);
+      add_value(sum, sq, L.recency_ties(l), lm.recency.ties);
+    }
+  }
+  add_lower(sum, sq, L.cosine(l), n, C);
+  add_norms(sum, sq, L.norm(l), n, inv_norm);
+  if (n >= 3) {
+    add_value(sum, sq, L.adjacency(l), lm.adjacency.value);
+    add_value(sum, sq, L.adjacency_ties(l), lm.adjacency.ties);
+    add_value(sum, sq, L.norm_adjacency(l), lm.norm_adjacency.value);
+    add_value(sum, sq, L.norm_adjacency_ties(l), lm.norm_adjacency.ties);
+  }
+}
+
+}  // namespace maskscope::kernel

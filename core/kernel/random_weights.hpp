@@ -1,0 +1,66 @@
+// The random-weight transformer of MODEL.md section 7 (Zuo et al., `003` Sec. 5.1): token ids,
+// an embedding table, L pre-norm blocks with H heads, optional GELU MLP, GPT-2's initialization.
+// Used by Simulator when Settings::model is random_weights.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/stats/accumulator.hpp"
+#include "core/random/random_stream.hpp"
+#include "core/model/rope.hpp"
+#include "core/model/settings.hpp"
+
+namespace maskscope {
+
+struct KeyRanges;
+struct SampleTrace;
+
+// One drawn network, every matrix row-major (d_in x d_out), applied as x W.
+struct Network {
+  struct Block {
+    std::vector<float> wqkv;  // d x 3d: W_Q | W_K | W_V (head h owns columns h d_h .. (h+1) d_h - 1 of each)
+    std::vector<float> wo;    // d x d
+    std::vector<float> w1;    // d x 4d (empty without MLP)
+    std::vector<float> w2;    // 4d x d (empty without MLP)
+  };
+  std::vector<float> embed;  // V x d
+  std::vector<Block> blocks;
+};
+
+// The network of `fixed` weights: drawn once from s.weight_seed (entries N(mu, sigma^2); W_O and
+// W_2 with sigma / sqrt(2 L), the embedding with embed_std) and shared by every worker of a run.
+std::shared_ptr<const Network> fixed_network(const Settings& s);
+
+// GELU with erf, 0.5 x (1 + erf(x / sqrt 2)) (Hendrycks & Gimpel), as the kernel computes it:
+// erf from Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7). For tests.
+float gelu(float x);
+
+class RandomWeightsModel {
+ public:
+  RandomWeightsModel(const Settings& s, const KeyRanges& keys, const AccumLayout& layout);
+  ~RandomWeightsModel();
+  RandomWeightsModel(const RandomWeightsModel&) = delete;
+  RandomWeightsModel& operator=(const RandomWeightsModel&) = delete;
+
+  // Runs samples first_sample .. first_sample + count - 1 into `sums` (when given) and records the
+  // last into `trace` (when given). False if cancelled.
+  bool run(std::uint64_t first_sample, std::int64_t count, BlockSums* sums, SampleTrace* trace,
+           const std::atomic<bool>* cancel);
+
+  const Network* network() const { return network_.get(); }  // nullptr for per_sample weights
+
+  struct Work;
+
+ private:
+  Settings s_;
+  const KeyRanges& keys_;
+  const AccumLayout& layout_;
+  std::shared_ptr<const Network> network_;
+  RopeTables rope_;  // over the head width d_h
+  std::unique_ptr<Work> work_;
+};
+
+}  // namespace maskscope

@@ -1,0 +1,173 @@
+// Validation and naming of the simulation settings.
+#include "core/model/settings.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+namespace maskscope {
+
+namespace {
+
+std::string range_text(double lo, double hi) {
+  std::ostringstream os;
+  os << "[" << lo << ", " << hi << "]";
+  return os.str();
+}
+
+}  // namespace
+
+bool Settings::same_simulation(const Settings& other) const {
+  Settings a = *this, b = other;
+  a.threads = b.threads = 0;
+  return a == b;
+}
+
+std::vector<SettingError> validate(const Settings& s) {
+  std::vector<SettingError> errors;
+  auto add = [&](std::string name, std::string message) {
+    errors.push_back({std::move(name), std::move(message)});
+  };
+  if (s.n < Limits::n_min || s.n > Limits::n_max)
+    add("n", "n = " + std::to_string(s.n) + " is out of range; valid: integer in " +
+                 range_text(Limits::n_min, Limits::n_max));
+  if (s.d < Limits::d_min || s.d > Limits::d_max)
+    add("d", "d = " + std::to_string(s.d) + " is out of range; valid: integer in " +
+                 range_text(Limits::d_min, Limits::d_max));
+  if (s.layers < Limits::layers_min || s.layers > Limits::layers_max)
+    add("layers", "layers = " + std::to_string(s.layers) + " is out of range; valid: integer in " +
+                      range_text(Limits::layers_min, Limits::layers_max));
+  if (!std::isfinite(s.alpha) || s.alpha < Limits::alpha_min || s.alpha > Limits::alpha_max)
+    add("alpha", "alpha must be a number in [0, 1] (1 = every token is the shared vector v)");
+  if (!std::isfinite(s.gamma) || s.gamma < Limits::gamma_min || s.gamma > Limits::gamma_max)
+    add("gamma", "gamma (residual strength) must be a number in " +
+                     range_text(Limits::gamma_min, Limits::gamma_max));
+  if (!std::isfinite(s.rope_base) ||
+      (s.rope_base != 0.0 && (s.rope_base < Limits::rope_base_min || s.rope_base > Limits::rope_base_max)))
+    add("rope", "rope (RoPE base theta) must be 0 (off) or a number in " +
+                    range_text(Limits::rope_base_min, Limits::rope_base_max));
+  if (s.rope() && s.d % 2 != 0)
+    add("rope", "RoPE rotates pairs of coordinates and needs an even d (d = " + std::to_string(s.d) +
+                    "); use an even d or rope 0");
+  if (s.rope_scramble != 0 && !s.rope())
+    add("rope_scramble", "scrambled RoPE needs RoPE on (rope > 0); use rope_scramble 0 or set rope");
+  if (s.mask == MaskKind::window && (s.window < 1 || s.window > std::max(1, s.n)))
+    add("mask", "window width w = " + std::to_string(s.window) + " is out of range; valid: window:W with W in [1, n] = " +
+                    range_text(1, std::max(1, s.n)));
+  if (s.samples < Limits::samples_min || s.samples > Limits::samples_max)
+    add("samples", "samples = " + std::to_string(s.samples) + " is out of range; valid: integer in [1, 10^12]");
+  if (s.random_weights()) {
+    if (s.d > Limits::rw_d_max)
+      add("d", "d = " + std::to_string(s.d) + " is out of range for random_weights; valid: integer in " +
+                   range_text(Limits::d_min, Limits::rw_d_max));
+    if (s.heads < Limits::heads_min || s.heads > Limits::heads_max)
+      add("heads", "heads = " + std::to_string(s.heads) + " is out of range; valid: integer in " +
+                       range_text(Limits::heads_min, Limits::heads_max));
+    else if (s.d % s.heads != 0)
+      add("heads", "d = " + std::to_string(s.d) + " is not divisible by heads = " + std::to_string(s.heads) +
+                       "; every head has width d / heads");
+    else if (s.rope() && s.head_width() % 2 != 0)
+      add("rope", "RoPE rotates pairs of coordinates within each head and needs an even head width d / heads (" +
+                      std::to_string(s.head_width()) + "); use rope 0 or change d or heads");
+    if (s.vocab < Limits::vocab_min || s.vocab > Limits::vocab_max)
+      add("vocab", "vocab = " + std::to_string(s.vocab) + " is out of range; valid: integer in [1, 10^9]");
+    if (!std::isfinite(s.init_mean) || std::abs(s.init_mean) > Limits::init_mean_max)
+      add("init_mean", "init_mean must be a number in " + range_text(-Limits::init_mean_max, Limits::init_mean_max));
+    if (!std::isfinite(s.init_std) || s.init_std < 0.0 || s.init_std > Limits::init_std_max)
+      add("init_std", "init_std must be a number in " + range_text(0.0, Limits::init_std_max));
+    if (s.embed_std && (!std::isfinite(*s.embed_std) || *s.embed_std < 0.0 || *s.embed_std > Limits::init_std_max))
+      add("embed_std", "embed_std must be a number in " + range_text(0.0, Limits::init_std_max) + " (or unset: init_std)");
+  } else if (s.heads != 1) {
+    add("heads", "the parameter-free model has one head (heads = " + std::to_string(s.heads) +
+                     "); use model random_weights for several heads");
+  }
+  if (s.threads < Limits::threads_min || s.threads > Limits::threads_max)
+    add("threads", "threads = " + std::to_string(s.threads) + " is out of range; valid: 0 (all cores) or an integer in " +
+                       range_text(1, Limits::threads_max));
+  return errors;
+}
+
+std::string_view to_string(Norm v) { return enum_name(kNormNames, v); }
+std::string_view to_string(Scale v) { return enum_name(kScaleNames, v); }
+std::string_view to_string(Model v) { return enum_name(kModelNames, v); }
+std::string_view to_string(WeightsMode v) { return enum_name(kWeightsNames, v); }
+std::optional<Norm> parse_norm(std::string_view t) { return enum_value(kNormNames, t); }
+std::optional<Scale> parse_scale(std::string_view t) { return enum_value(kScaleNames, t); }
+std::optional<Model> parse_model(std::string_view t) { return enum_value(kModelNames, t); }
+std::optional<WeightsMode> parse_weights(std::string_view t) { return enum_value(kWeightsNames, t); }
+
+std::string mask_to_string(const Settings& s) {
+  switch (s.mask) {
+    case MaskKind::causal: return "causal";
+    case MaskKind::bidirectional: return "bidirectional";
+    case MaskKind::window: return "window:" + std::to_string(s.window);
+  }
+  return "?";
+}
+
+bool parse_mask(std::string_view t, Settings& s) {
+  if (t == "causal") { s.mask = MaskKind::causal; return true; }
+  if (t == "bidirectional") { s.mask = MaskKind::bidirectional; return true; }
+  constexpr std::string_view prefix = "window:";
+  if (t.substr(0, prefix.size()) == prefix) {
+    std::string_view num = t.substr(prefix.size());
+    int w = 0;
+    auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), w);
+    if (ec != std::errc() || ptr != num.data() + num.size() || num.empty()) return false;
+    s.mask = MaskKind::window;
+    s.window = w;
+    return true;
+  }
+  return false;
+}
+
+double scale_factor(Scale scale, int d) {
+  switch (scale) {
+    case Scale::one: return 1.0;
+    case Scale::sqrt_d: return 1.0 / std::sqrt(static_cast<double>(d));
+    case Scale::d: return 1.0 / static_cast<double>(d);
+  }
+  return 1.0;
+}
+
+std::optional<Model> setting_family(std::string_view key) {
+  for (std::string_view k : {"alpha", "scale", "unit_input"})
+    if (key == k) return Model::parameter_free;
+  for (std::string_view k : {"heads", "vocab", "mlp", "init_mean", "init_std", "embed_std", "weights", "weight_seed"})
+    if (key == k) return Model::random_weights;
+  return std::nullopt;
+}
+
+std::string short_label(const Settings& s) {
+  std::ostringstream os;
+  if (s.random_weights()) {
+    os << "mu=" << s.init_mean << ", sigma=" << s.init_std;
+    if (s.embed_std) os << ", embed sigma=" << *s.embed_std;
+  } else {
+    os << "alpha=" << s.alpha;
+  }
+  switch (s.norm) {
+    case Norm::none: os << ", noLN"; break;
+    case Norm::l2: os << ", L2"; break;
+    case Norm::layernorm: os << ", LN"; break;
+    case Norm::rmsnorm: os << ", RMS"; break;
+  }
+  if (s.gamma > 0) os << (s.gamma == 1.0 ? ", Res" : ", Res " + std::to_string(s.gamma).substr(0, 4));
+  if (s.rope()) os << (s.rope_scramble ? ", scrambled RoPE" : ", RoPE");
+  if (s.mask != MaskKind::causal) os << ", " << mask_to_string(s);
+  if (s.random_weights()) {
+    if (s.heads > 1) os << ", H=" << s.heads;
+    if (!s.mlp) os << ", no MLP";
+    if (s.weights == WeightsMode::fixed) os << ", fixed net";
+  }
+  return os.str();
+}
+
+int resolved_threads(const Settings& s) {
+  if (s.threads > 0) return s.threads;
+  unsigned hc = std::thread::hardware_concurrency();
+  return hc == 0 ? 1 : static_cast<int>(hc);
+}
+
+}  // namespace maskscope

@@ -1,0 +1,127 @@
+// One value type that holds every simulation setting (MODEL.md sections 1-2),
+// with defaults in the declaration, and the validation that names each bad setting.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/model/enum_names.hpp"
+
+namespace maskscope {
+
+enum class Norm { none, l2, layernorm, rmsnorm };
+enum class Scale { one, sqrt_d, d };  // score scale 1, 1/sqrt(d), 1/d
+enum class MaskKind { causal, bidirectional, window };
+// MODEL.md section 7: the parameter-free decoder of sections 1-2, or a GPT-2 / NanoGPT decoder
+// with random weights (Zuo et al.).
+enum class Model { parameter_free, random_weights };
+// random_weights: a fresh network every sample (expectation over initializations) or one
+// network from weight_seed (samples vary the tokens only).
+enum class WeightsMode { per_sample, fixed };
+
+// The names of each enum as the command line, JSON and presets spell them (enum_names.hpp).
+inline constexpr EnumTable<Norm, 4> kNormNames{
+    {{Norm::none, "none"}, {Norm::l2, "l2"}, {Norm::layernorm, "layernorm"}, {Norm::rmsnorm, "rmsnorm"}}};
+inline constexpr EnumTable<Scale, 3> kScaleNames{{{Scale::one, "one"}, {Scale::sqrt_d, "sqrt_d"}, {Scale::d, "d"}}};
+inline constexpr EnumTable<Model, 2> kModelNames{
+    {{Model::parameter_free, "parameter_free"}, {Model::random_weights, "random_weights"}}};
+inline constexpr EnumTable<WeightsMode, 2> kWeightsNames{
+    {{WeightsMode::per_sample, "per_sample"}, {WeightsMode::fixed, "fixed"}}};
+
+struct Settings {
+  int n = 10;                      // tokens
+  int d = 64;                      // width
+  int layers = 4;                  // L
+  double alpha = 0.5;              // input anisotropy, LN-recency Eq. 6
+  Norm norm = Norm::layernorm;     // Y = Norm(X)
+  Scale scale = Scale::sqrt_d;     // S = scale * Q K^T
+  double gamma = 0.0;              // residual strength, X' = A Y + gamma X
+  double rope_base = 0.0;          // RoPE theta; 0 = off
+  std::uint64_t rope_scramble = 0; // != 0: RoPE's frequency bands permuted over the dimensions by this seed (rope.hpp)
+  MaskKind mask = MaskKind::causal;
+  int window = 4;                  // w of the sliding-window mask (i - w < j <= i)
+  bool unit_input = false;         // rescale each x_i to unit L2 norm (Behind RoPE Sec. 3.2)
+  std::int64_t samples = 100000;   // Monte Carlo samples
+  std::uint64_t seed = 1;
+  int threads = 0;                 // worker threads; 0 = all cores
+
+  // Model family and the random-weight network's settings (MODEL.md section 7); alpha, scale and
+  // unit_input apply to parameter_free only, the fields below to random_weights only.
+  Model model = Model::parameter_free;
+  int heads = 1;                   // H; d divisible by H, d_h = d / H
+  std::int64_t vocab = 16;         // V: token ids uniform over V
+  bool mlp = true;                 // GELU(Norm(h) W_1) W_2 with W_1 in R^(d x 4d)
+  double init_mean = 0.0;          // mu_init of every weight
+  double init_std = 0.02;          // sigma_init (NanoGPT); W_O, W_2 get sigma_init / sqrt(2 L)
+  std::optional<double> embed_std; // std of the embedding table; unset = init_std
+  WeightsMode weights = WeightsMode::per_sample;
+  std::uint64_t weight_seed = 1;   // the network of `fixed`
+
+  bool operator==(const Settings&) const = default;
+
+  bool rope() const { return rope_base > 0.0; }
+  bool random_weights() const { return model == Model::random_weights; }
+  double embedding_std() const { return embed_std.value_or(init_std); }
+  int head_width() const { return d / std::max(1, heads); }
+  // True when these settings give the same numbers as `other` (threads do not change results).
+  bool same_simulation(const Settings& other) const;
+};
+
+// Valid ranges, shared by validate(), the CLI's help and the GUI's sliders.
+struct Limits {
+  static constexpr int n_min = 1, n_max = 512;
+  static constexpr int d_min = 1, d_max = 65536;
+  static constexpr int layers_min = 1, layers_max = 16;
+  static constexpr double alpha_min = 0.0, alpha_max = 1.0;
+  static constexpr double gamma_min = 0.0, gamma_max = 1.0;
+  static constexpr double rope_base_min = 1.0, rope_base_max = 1e9;
+  static constexpr std::int64_t samples_min = 1, samples_max = 1'000'000'000'000LL;
+  static constexpr int threads_min = 0, threads_max = 256;
+  // random_weights: the network's weights are d x d matrices, so d is bounded tighter.
+  static constexpr int rw_d_max = 4096;
+  static constexpr int heads_min = 1, heads_max = 64;
+  static constexpr std::int64_t vocab_min = 1, vocab_max = 1'000'000'000LL;
+  static constexpr double init_mean_max = 100.0;  // |mu_init|
+  static constexpr double init_std_max = 100.0;
+};
+
+struct SettingError {
+  std::string setting;  // the setting's name as the CLI spells it, e.g. "alpha"
+  std::string message;  // what is wrong and the valid range
+};
+
+// Every violation, each naming its setting and the valid range; empty when valid.
+std::vector<SettingError> validate(const Settings& s);
+
+// Names as used on the command line and in JSON.
+std::string_view to_string(Norm v);
+std::string_view to_string(Scale v);
+std::string mask_to_string(const Settings& s);  // "causal", "bidirectional", "window:W"
+std::optional<Norm> parse_norm(std::string_view text);
+std::optional<Scale> parse_scale(std::string_view text);
+std::string_view to_string(Model v);
+std::string_view to_string(WeightsMode v);
+std::optional<Model> parse_model(std::string_view text);
+std::optional<WeightsMode> parse_weights(std::string_view text);
+// Parses "causal", "bidirectional" or "window:W" into s.mask / s.window; false if malformed.
+bool parse_mask(std::string_view text, Settings& s);
+
+// Numeric value of the score scale for width d.
+double scale_factor(Scale scale, int d);
+
+// The model family a setting (by its JSON / --set name) belongs to; nullopt when it applies to both.
+// alpha, scale and unit_input are the parameter-free model's; the network's fields the random-weight
+// family's (MODEL.md section 7).
+std::optional<Model> setting_family(std::string_view key);
+
+// Short label in the papers' words, e.g. "alpha=0.5, LN, Res".
+std::string short_label(const Settings& s);
+
+// Threads actually used: s.threads, or the machine's cores when 0.
+int resolved_threads(const Settings& s);
+
+}  // namespace maskscope
