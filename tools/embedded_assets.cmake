@@ -14,7 +14,7 @@ function(maskscope_embed_assets out root)
     list(APPEND files ${root}/assets/colormaps/${map}.csv)
     list(APPEND names colormap_${map})
   endforeach()
-  foreach(p ${MASKSCOPE_PRESET_NAMES})  # MODEL.md section 6, listed in the Presets menu
+  foreach(p ${MASKSCOPE_PRESET_NAMES})  # docs/model.md section 6, listed in the Presets menu
     list(APPEND files ${root}/assets/presets/${p}.json)
     string(REPLACE "-" "_" id ${p})
     list(APPEND names preset_${id})

@@ -3,7 +3,7 @@
 
     python3 tools/export_attention.py --model NAME --prompts prompts.txt --out DIR [--tokens T]
 
-Writes DIR/manifest.json and NumPy arrays (the format in maskscope's README, "Real models"):
+Writes DIR/manifest.json and NumPy arrays (the format in maskscope's docs/tensors.md):
     logits  [P, L, H, T, T]  pre-softmax attention logits (the mask already added)
     weights [P, L, H, T, T]  attention weights (softmax of the logits)
     hidden  [P, L+1, T, d]   hidden states, layer 0 the embeddings

@@ -44,7 +44,7 @@ struct SettingFlag {
   const char* help;  // a flag of the other model family is refused (setting_family, settings.hpp)
 };
 constexpr SettingFlag kSettingFlags[] = {
-    {"model", "model", "model family: parameter_free | random_weights (MODEL.md section 7)"},
+    {"model", "model", "model family: parameter_free | random_weights (docs/model.md section 7)"},
     {"n", "n", "tokens per sequence [1, 512]"},
     {"d", "d", "hidden width [1, 65536]; random_weights [1, 4096]"},
     {"layers", "layers", "layers L [1, 16]"},
@@ -141,7 +141,7 @@ std::vector<ms::SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) 
       errors.push_back({sf.flag, std::string("applies to --model ") + std::string(ms::to_string(*family)) +
                                      " only (this run is --model " + std::string(ms::to_string(f.s.model)) + ")"});
   }
-  // The random-weight family's residual strength defaults to 1 (a GPT-2 block), MODEL.md section 7.
+  // The random-weight family's residual strength defaults to 1 (a GPT-2 block), docs/model.md section 7.
   if (f.s.random_weights() && cmd.count("--gamma") == 0) f.s.gamma = 1.0;
   for (auto& e : ms::validate(f.s)) {
     for (char& c : e.setting)
@@ -460,7 +460,7 @@ int cmd_leakage(RunFlags& f, const CLI::App& cmd, bool table) {
     row["causal_mask_share"] = or_null(1.0 - ratio_to(bi.delta_r2, b));  // Ruscio Eq. 5
     layers.push_back(std::move(row));
   }
-  nlohmann::json out = {{"source", "Ruscio et al. (004), Table 6 and Eq. 5; MODEL.md section 8"},
+  nlohmann::json out = {{"source", "Ruscio et al. (004), Table 6 and Eq. 5; docs/model.md section 8"},
                         {"config", ms::settings_to_json(f.s)},
                         {"samples", base.samples_done},
                         {"ablations", std::move(ablations)},
@@ -598,7 +598,7 @@ int cmd_bench(BenchFlags& b) {
   ms::Settings c;  // n 50, d 64, L 4, l2, gamma 1, alpha 0.2 (Behind RoPE)
   c.n = 50; c.d = 64; c.layers = 4; c.norm = ms::Norm::l2; c.scale = ms::Scale::one; c.gamma = 1.0;
   c.alpha = 0.2; c.unit_input = true;
-  // Zuo et al.'s setting (MODEL.md section 7): L 6, d 384, H 6, n 22, MLP, mu 0, sigma 0.02.
+  // Zuo et al.'s setting (docs/model.md section 7): L 6, d 384, H 6, n 22, MLP, mu 0, sigma 0.02.
   ms::Settings z;
   z.model = ms::Model::random_weights;
   z.n = 22; z.d = 384; z.heads = 6; z.layers = 6; z.gamma = 1.0;
@@ -707,7 +707,7 @@ int main(int argc, char** argv) {
 
   AnalyzeFlags analyze_flags;
   auto* analyze = app.add_subcommand("analyze", "the simulation's metrics on a real model's exported tensors "
-                                                "(a folder with manifest.json and .npy arrays; README 'Real models')");
+                                                "(a folder with manifest.json and .npy arrays; docs/tensors.md)");
   analyze->add_option("folder", analyze_flags.folder, "the tensor folder")->required();
   analyze->add_option("--out", analyze_flags.out, "result JSON (default: standard output)");
   analyze->add_flag("--quiet", analyze_flags.quiet, "no summary on stderr")->disable_flag_override();

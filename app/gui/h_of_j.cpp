@@ -19,7 +19,7 @@ std::string h_theory_note(const Settings& s) {
   switch (h_theory(s)) {
     case HTheory::ln_recency_eq42: {
       std::string note =
-          "LN-recency Eq. 42 is a large-d approximation (MODEL.md section 5): it predicts the trend, h(j) strictly "
+          "LN-recency Eq. 42 is a large-d approximation (docs/model.md section 5): it predicts the trend, h(j) strictly "
           "increasing in j, not the exact simulated values.";
       if (s.d < 1024) {
         std::snprintf(buf, sizeof buf,
@@ -44,7 +44,7 @@ std::string h_theory_note(const Settings& s) {
   }
   if (s.random_weights())
     return "No closed form for the random-weight network: LN-recency Eq. 42 and Behind RoPE h(i) describe the "
-           "parameter-free model (MODEL.md section 5). The simulated curve is shown alone.";
+           "parameter-free model (docs/model.md section 5). The simulated curve is shown alone.";
   return "No closed form for norm '" + std::string(to_string(s.norm)) +
          "': LN-recency Eq. 42 needs layernorm and Behind RoPE h(i) needs l2. The simulated curve is shown alone.";
 }

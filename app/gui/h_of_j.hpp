@@ -15,7 +15,7 @@ enum class HTheory { ln_recency_eq42, behind_rope, none };
 
 HTheory h_theory(const Settings& s);
 // One or two sentences for the screen: which equation is drawn and where it is only an
-// approximation, or why no closed form is drawn (MODEL.md section 5).
+// approximation, or why no closed form is drawn (docs/model.md section 5).
 std::string h_theory_note(const Settings& s);
 
 // 1 / mean ||x_j^(1)|| (LN-recency: h(j) is the inverse norm after layer 1), scaled so that its

@@ -448,7 +448,7 @@ void Views::draw_preset_dialogs() {
   if (open_tensors_dialog_) ImGui::OpenPopup("Open tensors");
   open_tensors_dialog_ = false;
   if (ImGui::BeginPopupModal("Open tensors", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::TextUnformatted("Tensor folder (manifest.json with logits.npy; see the README, 'Real models'):");
+    ImGui::TextUnformatted("Tensor folder (manifest.json with logits.npy; see docs/tensors.md):");
     input_string("##tensors", tensors_path_, ImGui::GetFontSize() * 28);
     if (ImGui::Button("Open")) {
       std::string error;
@@ -462,7 +462,7 @@ void Views::draw_preset_dialogs() {
   if (open_lesson_) ImGui::OpenPopup("Open lesson");
   open_lesson_ = false;
   if (ImGui::BeginPopupModal("Open lesson", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::TextUnformatted("Lesson file (JSON, see the README) or a shipped lesson's name:");
+    ImGui::TextUnformatted("Lesson file (JSON, see docs/window.md) or a shipped lesson's name:");
     input_string("##lessonpath", lesson_path_, ImGui::GetFontSize() * 28);
     if (ImGui::Button("Open")) {
       std::string error;

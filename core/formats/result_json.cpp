@@ -23,7 +23,7 @@ nlohmann::json matrix(const Map& m, int n) {
   return rows;
 }
 
-// MODEL.md section 8's keys of one map's leakage.
+// docs/model.md section 8's keys of one map's leakage.
 void add_leakage(nlohmann::json& out, const Leakage& k) {
   out["delta_r2"] = number_or_null(k.delta_r2);
   out["delta_r2_se"] = number_or_null(k.delta_r2_se);
@@ -69,7 +69,7 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
     add_leakage(layer, l.leakage);
     layer["weight_delta_r2"] = number_or_null(l.weight_leakage.delta_r2);
     layer["weight_delta_r2_se"] = number_or_null(l.weight_leakage.delta_r2_se);
-    if (rw) {  // MODEL.md section 7: norm adjacency and each head's recency probability
+    if (rw) {  // docs/model.md section 7: norm adjacency and each head's recency probability
       layer["norm_adjacency"] = number_or_null(l.norm_adjacency);
       layer["norm_adjacency_se"] = number_or_null(l.norm_adjacency_se);
       layer["norm_adjacency_ties"] = number_or_null(l.norm_adjacency_ties);

@@ -13,7 +13,7 @@
 
 namespace maskscope {
 
-// config, samples, elapsed_s, samples_per_s, layers[...] as documented in the README.
+// config, samples, elapsed_s, samples_per_s, layers[...] as documented in docs/cli.md.
 nlohmann::json snapshot_to_json(const Snapshot& snap);
 
 }  // namespace maskscope

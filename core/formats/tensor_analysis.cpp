@@ -38,7 +38,7 @@ TensorSet open_tensors(const std::string& folder) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) refuse(folder, "not a folder");
   std::ifstream in(manifest_path);
-  if (!in) refuse(manifest_path, "missing (a tensor folder has manifest.json; see the README's 'Real models')");
+  if (!in) refuse(manifest_path, "missing (a tensor folder has manifest.json; see docs/tensors.md)");
   nlohmann::json m;
   try {
     m = nlohmann::json::parse(in);

@@ -1,5 +1,5 @@
 // What the parameter-free family's two kernels share: their arguments, one sample's draws
-// (MODEL.md section 1), its metrics record and the per-sample scratch buffers. Internal to core/.
+// (docs/model.md section 1), its metrics record and the per-sample scratch buffers. Internal to core/.
 #pragma once
 
 #include <algorithm>
@@ -16,7 +16,7 @@
 
 namespace maskscope {
 
-inline constexpr float kNormEps = 1e-12f;  // MODEL.md section 2 (and the LN-recency notebook)
+inline constexpr float kNormEps = 1e-12f;  // docs/model.md section 2 (and the LN-recency notebook)
 
 struct KernelArgs {
   int n;
@@ -57,7 +57,7 @@ struct SampleWork {
 
 struct SampleMetrics {
   kernel::Proportion recency, adjacency, norm_adjacency;
-  double score_slope, weight_slope;  // within-offset slopes on the query position (MODEL.md section 8)
+  double score_slope, weight_slope;  // within-offset slopes on the query position (docs/model.md section 8)
 };
 
 // The reduced basis's diagonal (InputBasis), chi_{k - r} for r < m, drawn in row order (a rejection
@@ -74,7 +74,7 @@ template <class Chi>
   }
 }
 
-// LN-recency Eq. 6 (MODEL.md section 1): x_i = (eps_i + c v) / sqrt(d), c = sqrt(alpha / (1 - alpha));
+// LN-recency Eq. 6 (docs/model.md section 1): x_i = (eps_i + c v) / sqrt(d), c = sqrt(alpha / (1 - alpha));
 // alpha = 1 is the limit in which every token is v / sqrt(d). Optionally unit norm (Behind RoPE Sec. 3.2).
 // Explicit basis: eps_i and v drawn in all d coordinates (normals 0 .. n d - 1, then v from the next
 // multiple of 64). Reduced basis (InputBasis): the rows v, eps_0 .. eps_{n-1} are Gaussian in R^d, so

@@ -1,4 +1,4 @@
-// The steps both model families share (MODEL.md sections 2-4), always inlined into each family's
+// The steps both model families share (docs/model.md sections 2-4), always inlined into each family's
 // kernel so that its x86-64-v3 clone gets wide vectors in every step. Internal to core/.
 #pragma once
 
@@ -70,7 +70,7 @@ namespace maskscope::kernel {
   return s;
 }
 
-// y = Norm(x) (MODEL.md section 2) with the given epsilon (1e-12 parameter-free, 1e-5 random weights).
+// y = Norm(x) (docs/model.md section 2) with the given epsilon (1e-12 parameter-free, 1e-5 random weights).
 // `fd` is RMSNorm's and LayerNorm's divisor: the model's d (x may hold fewer coordinates, input_basis.hpp).
 [[gnu::always_inline]] inline void normalize_row(Norm norm, const float* x, float* y, int d, float eps, float fd) {
   switch (norm) {
@@ -140,7 +140,7 @@ namespace maskscope::kernel {
 }
 
 // Norms (Chi et al.'s variance signal) and cosine similarities (Zuo et al.) of a layer's output
-// (n x d), MODEL.md section 3: 1 / ||x_i|| and the lower triangle of C, cos(x, x) = 1.
+// (n x d), docs/model.md section 3: 1 / ||x_i|| and the lower triangle of C, cos(x, x) = 1.
 [[gnu::always_inline]] inline void output_cosines(int n, int d, const float* xn, float* inv_norm, float* C) {
   for (int i = 0; i < n; ++i) {
     const float* oi = xn + std::size_t(i) * d;
@@ -161,7 +161,7 @@ struct Proportion {
   double ties = std::numeric_limits<double>::quiet_NaN();
 };
 
-// Recency probability of one sample (LN-recency Sec. 3, MODEL.md section 4): over triples
+// Recency probability of one sample (LN-recency Sec. 3, docs/model.md section 4): over triples
 // i > k > j of unmasked keys, the fraction with S_ik > S_ij, ties 1/2.
 // From each row's counts, `counts(i)` for i = 0 .. n-1, summed (integers: in any order).
 template <class Counts>
@@ -185,10 +185,10 @@ template <class Counts>
   });
 }
 
-// Adjacency score of one sample (Zuo et al. Sec. 4.1, App. A; MODEL.md section 4): over rows
+// Adjacency score of one sample (Zuo et al. Sec. 4.1, App. A; docs/model.md section 4): over rows
 // k >= 2 and pairs i < j < k, the fraction with row_k[i] < row_k[j], ties 1/2, averaged over rows.
 // `row(k)` gives row k (8 floats of slack past its end). For the cosine matrix row k is C_k (the
-// diagonal left out); for norm adjacency (MODEL.md section 7) every row is the norm sequence.
+// diagonal left out); for norm adjacency (docs/model.md section 7) every row is the norm sequence.
 // From each row's counts, `counts(r)` for r = 2 .. n-1, averaged in row order.
 template <class Counts>
 [[gnu::always_inline]] inline Proportion adjacency_from(int n, Counts counts) {
@@ -211,7 +211,7 @@ template <class Row>
   return adjacency_from(n, [&](int r) __attribute__((always_inline)) { return ordered_pairs(row(r), 0, r); });
 }
 
-// Norm adjacency (Zuo et al. Sec. 5.4, MODEL.md section 7): the adjacency score of the matrix whose
+// Norm adjacency (Zuo et al. Sec. 5.4, docs/model.md section 7): the adjacency score of the matrix whose
 // every row is the sequence of output norms ||x_i|| (from 1 / ||x_i||, 0 for a zero vector), i.e.
 // over rows k >= 2 and pairs i < j < k the fraction with ||x_i|| < ||x_j||. All rows are prefixes of
 // one sequence, so row k's counts are row k-1's plus the pairs that end at k-1: O(n^2), not O(n^3).
@@ -237,7 +237,7 @@ template <class Row>
   return p;
 }
 
-// A sample's within-offset slope of map M on the query position (MODEL.md section 8; KeyRanges::slope_coef).
+// A sample's within-offset slope of map M on the query position (docs/model.md section 8; KeyRanges::slope_coef).
 // coef and M need 8 floats of slack: a row's last vector is masked to its keys.
 [[gnu::always_inline]] inline double offset_slope(int n, const int* lo, const int* hi, const float* coef, const float* M) {
   const simd::i8 lane = {0, 1, 2, 3, 4, 5, 6, 7};

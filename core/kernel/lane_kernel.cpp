@@ -1,4 +1,4 @@
-// The parameter-free forward pass (MODEL.md sections 1-4) with 16 or 8 samples across the lanes of
+// The parameter-free forward pass (docs/model.md sections 1-4) with 16 or 8 samples across the lanes of
 // every vector (lane_kernel.hpp). Built without the compiler's floating-point contraction (the fused
 // multiply-adds are written out: fmadd) and with the same body compiled for x86-64-v4, x86-64-v3 and
 // baseline x86-64, chosen at run time: each lane does the same correctly rounded operations in the

@@ -1,4 +1,4 @@
-// The random-weight transformer's forward pass (MODEL.md section 7). Like the parameter-free
+// The random-weight transformer's forward pass (docs/model.md section 7). Like the parameter-free
 // kernel it is compiled for x86-64-v3 and baseline x86-64 and chosen at run time; the matrix
 // products are a register-blocked kernel on the same 8-lane vectors (simd.hpp).
 #include "core/kernel/random_weights.hpp"
@@ -20,7 +20,7 @@ namespace maskscope {
 
 namespace {
 
-constexpr float kNormEps = 1e-5f;  // MODEL.md section 7: PyTorch's LayerNorm default
+constexpr float kNormEps = 1e-5f;  // docs/model.md section 7: PyTorch's LayerNorm default
 
 using simd::f8;
 using simd::load;
@@ -104,7 +104,7 @@ inline void draw_entries(SampleStream& rng, float mu, float s, float* out, std::
   for (std::size_t k = 0; k < count; ++k) out[k] = mu + s * out[k];
 }
 
-// Standard deviations of GPT-2's initialization (MODEL.md section 7).
+// Standard deviations of GPT-2's initialization (docs/model.md section 7).
 struct InitStd {
   float mean, std, residual_std, embed_std;
 };
@@ -338,7 +338,7 @@ inline kernel::LayerArgs layer_args(const RwArgs& k) {
   for (std::size_t e = 0; e < w.nd(); ++e) w.xn[e] = w.hres[e] + w.att[e];
 }
 
-// Cosines, norms, adjacency and norm adjacency of the hidden states x (MODEL.md sections 3, 4, 7).
+// Cosines, norms, adjacency and norm adjacency of the hidden states x (docs/model.md sections 3, 4, 7).
 [[gnu::always_inline]] inline void hidden_metrics(const RwArgs& k, RandomWeightsModel::Work& w, const float* x,
                                                   LayerMetrics& lm) {
   kernel::hidden_metrics(k.n, k.d, x, w.inv_norm.data(), w.c.data(), w.norms.data(), lm);

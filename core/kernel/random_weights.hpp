@@ -1,4 +1,4 @@
-// The random-weight transformer of MODEL.md section 7 (Zuo et al., `003` Sec. 5.1): token ids,
+// The random-weight transformer of docs/model.md section 7 (Zuo et al., `003` Sec. 5.1): token ids,
 // an embedding table, L pre-norm blocks with H heads, optional GELU MLP, GPT-2's initialization.
 // Used by Simulator when Settings::model is random_weights.
 #pragma once

@@ -9,7 +9,7 @@
 namespace maskscope {
 
 // Over the pairs a < b in [lo, hi): `wins` where the later (nearer) entry is strictly larger,
-// row[b] > row[a], and `ties` where row[b] == row[a]. MODEL.md section 4 counts a tie as 1/2.
+// row[b] > row[a], and `ties` where row[b] == row[a]. docs/model.md section 4 counts a tie as 1/2.
 struct PairCounts {
   std::int64_t wins = 0, ties = 0;
   // Wins with ties counted 1/2, in half units (an integer): 2 wins + ties.

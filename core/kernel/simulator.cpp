@@ -1,4 +1,4 @@
-// The per-sample forward pass (MODEL.md sections 1-3). The hot loop is compiled twice, for
+// The per-sample forward pass (docs/model.md sections 1-3). The hot loop is compiled twice, for
 // x86-64-v3 (AVX2 + FMA) and for baseline x86-64, and chosen at run time by the loader (ifunc),
 // so one binary runs everywhere and uses wide vectors where it can. On AVX2 and AVX-512 processors
 // the lane kernel (lane_kernel.hpp) runs the settings it suits instead.
@@ -26,7 +26,7 @@ namespace {
 using simd::dot;
 using kernel::dot_row;
 
-// The steps of one sample, in the order of MODEL.md sections 1-4. Each is always inlined into
+// The steps of one sample, in the order of docs/model.md sections 1-4. Each is always inlined into
 // run_samples, so the x86-64-v3 clone of the kernel gets wide vectors in every step.
 
 // Y = Norm(X) row by row. In the reduced basis LayerNorm's centring is the removal of coordinate 0
@@ -49,7 +49,7 @@ using kernel::dot_row;
 }
 
 // Q = K = Rope(Y) (Su et al., RoFormer Eq. 34): pair (2p, 2p+1) of token i turns by i theta^(-2p/d).
-// Values are not rotated (MODEL.md section 2).
+// Values are not rotated (docs/model.md section 2).
 [[gnu::always_inline]] inline void rotate(const KernelArgs& k, const float* y, float* q) {
   for (int i = 0; i < k.n; ++i) {
     const float* yi = y + std::size_t(i) * k.d;
@@ -58,7 +58,7 @@ using kernel::dot_row;
   }
 }
 
-// S = Mask(scale Q K^T) (MODEL.md section 2): the lower triangle within each row's key range,
+// S = Mask(scale Q K^T) (docs/model.md section 2): the lower triangle within each row's key range,
 // mirrored when bidirectional (Q = K, so S is symmetric).
 [[gnu::always_inline]] inline void scores(const KernelArgs& k, const float* q, float* S) {
   const int n = k.n, d = k.d;
@@ -68,7 +68,7 @@ using kernel::dot_row;
       for (int j = i + 1; j < n; ++j) S[i * n + j] = S[j * n + i];
 }
 
-// X' = A Y + gamma X (MODEL.md section 2; gamma = residual strength).
+// X' = A Y + gamma X (docs/model.md section 2; gamma = residual strength).
 [[gnu::always_inline]] inline void mix(const KernelArgs& k, const float* A, const float* y, const float* x, float* xn) {
   for (int i = 0; i < k.n; ++i)
     simd::weighted_rows(A + std::size_t(i) * k.n, y, k.d, k.lo[i], k.hi[i], k.gamma, x + std::size_t(i) * k.d,
@@ -86,7 +86,7 @@ void row_pairs(int n, const int* lo, bool recency, const float* S, const float* 
   }
 }
 
-// MODEL.md sections 4 and 7, one sample: recency probability of S, adjacency score of the cosine
+// docs/model.md sections 4 and 7, one sample: recency probability of S, adjacency score of the cosine
 // matrix C, and norm adjacency of the output norms ||x_i|| (into `norms`, 8 floats of slack).
 // `split`: the O(n^3) pair counts of the later rows go to a second thread (a new run's first
 // sample, while the other workers wait for its picture: Run's first_picture_alone). Counts are

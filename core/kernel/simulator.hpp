@@ -1,4 +1,4 @@
-// The forward pass of MODEL.md section 2 on Monte Carlo inputs of section 1, and the
+// The forward pass of docs/model.md section 2 on Monte Carlo inputs of section 1, and the
 // accumulation of section 3 for one block of samples.
 #pragma once
 

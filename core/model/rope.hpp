@@ -1,7 +1,7 @@
 // RoPE's rotation tables (Su et al., RoFormer Eq. 34), and the scrambled variant of Ruscio et al.
 // (`004` Sec. 4): a fixed random permutation of the assignment of frequency bands to the query/key
 // dimensions, which keeps the rotation magnitudes but breaks the pairing of the two coordinates a
-// band rotates, and with it the relative-offset property (MODEL.md section 8).
+// band rotates, and with it the relative-offset property (docs/model.md section 8).
 #pragma once
 
 #include <cstdint>

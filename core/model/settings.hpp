@@ -1,4 +1,4 @@
-// One value type that holds every simulation setting (MODEL.md sections 1-2),
+// One value type that holds every simulation setting (docs/model.md sections 1-2),
 // with defaults in the declaration, and the validation that names each bad setting.
 #pragma once
 
@@ -16,7 +16,7 @@ namespace maskscope {
 enum class Norm { none, l2, layernorm, rmsnorm };
 enum class Scale { one, sqrt_d, d };  // score scale 1, 1/sqrt(d), 1/d
 enum class MaskKind { causal, bidirectional, window };
-// MODEL.md section 7: the parameter-free decoder of sections 1-2, or a GPT-2 / NanoGPT decoder
+// docs/model.md section 7: the parameter-free decoder of sections 1-2, or a GPT-2 / NanoGPT decoder
 // with random weights (Zuo et al.).
 enum class Model { parameter_free, random_weights };
 // random_weights: a fresh network every sample (expectation over initializations) or one
@@ -49,7 +49,7 @@ struct Settings {
   std::uint64_t seed = 1;
   int threads = 0;                 // worker threads; 0 = all cores
 
-  // Model family and the random-weight network's settings (MODEL.md section 7); alpha, scale and
+  // Model family and the random-weight network's settings (docs/model.md section 7); alpha, scale and
   // unit_input apply to parameter_free only, the fields below to random_weights only.
   Model model = Model::parameter_free;
   int heads = 1;                   // H; d divisible by H, d_h = d / H
@@ -115,7 +115,7 @@ double scale_factor(Scale scale, int d);
 
 // The model family a setting (by its JSON / --set name) belongs to; nullopt when it applies to both.
 // alpha, scale and unit_input are the parameter-free model's; the network's fields the random-weight
-// family's (MODEL.md section 7).
+// family's (docs/model.md section 7).
 std::optional<Model> setting_family(std::string_view key);
 
 // Short label in the papers' words, e.g. "alpha=0.5, LN, Res".

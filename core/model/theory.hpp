@@ -1,4 +1,4 @@
-// Closed forms of the papers (MODEL.md section 5), 1-based indices as in the papers.
+// Closed forms of the papers (docs/model.md section 5), 1-based indices as in the papers.
 #pragma once
 
 #include <vector>

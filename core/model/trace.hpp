@@ -16,7 +16,7 @@ struct LayerTrace {
   double recency_ties = 0;        // fraction of its comparisons that were ties (NaN if no triple)
   double adjacency = 0;           // this sample's adjacency score, ties 1/2 (NaN if n < 3)
   double adjacency_ties = 0;      // fraction of its comparisons that were ties (NaN if n < 3)
-  double norm_adjacency = 0;      // adjacency of the output norms (MODEL.md section 7; NaN if n < 3)
+  double norm_adjacency = 0;      // adjacency of the output norms (docs/model.md section 7; NaN if n < 3)
   std::vector<std::vector<float>> head_scores;  // random_weights: each head's S (scores is their mean)
 };
 struct SampleTrace {

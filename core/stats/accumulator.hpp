@@ -1,4 +1,4 @@
-// Streaming sums of every per-sample quantity of MODEL.md section 3, in a fixed flat layout:
+// Streaming sums of every per-sample quantity of docs/model.md section 3, in a fixed flat layout:
 // raw sums per block of samples, merged in block order into means and squared deviations
 // (Chan et al.'s pairwise update), so memory is independent of the sample count and the
 // result is independent of the thread count.
@@ -16,7 +16,7 @@
 namespace maskscope {
 
 // Where each quantity of layer l lives in the flat arrays. Layers 0..L-1 are the blocks'
-// outputs; with embeddings (the random-weight family, MODEL.md section 7) one more block at index
+// outputs; with embeddings (the random-weight family, docs/model.md section 7) one more block at index
 // L holds the embeddings' cosines, norms and adjacency (its score and weight slots stay unused).
 // With several heads, each head's score and weight maps and recency follow the layer's own
 // (which are the means over heads).
@@ -76,7 +76,7 @@ struct AccumLayout {
   std::size_t norm_adjacency(int l) const { return recency(l) + 4; }  // per-sample norm adjacency
   std::size_t norm_adjacency_ties(int l) const { return recency(l) + 5; }
   std::size_t score_slope(int l) const { return recency(l) + 6; }   // per-sample within-offset slope of S on i
-  std::size_t weight_slope(int l) const { return recency(l) + 7; }  // the same for A (MODEL.md section 8)
+  std::size_t weight_slope(int l) const { return recency(l) + 7; }  // the same for A (docs/model.md section 8)
   // Head h's maps, recency and slope; with one head they are the layer's own.
   std::size_t head_base(int l, int h) const { return recency(l) + 8 + std::size_t(h) * (2 * map_cells + 3); }
   std::size_t head_score(int l, int h) const { return heads > 1 ? head_base(l, h) : score(l); }

@@ -1,4 +1,4 @@
-// Absolute-position leakage (Ruscio et al., `004` Eq. 4; MODEL.md section 8): how much of a map's
+// Absolute-position leakage (Ruscio et al., `004` Eq. 4; docs/model.md section 8): how much of a map's
 // variance the query position explains beyond the saturated relative baseline (one free mean per
 // offset o = i - j). Computed from per-cell means and sums of squared deviations, so it costs
 // nothing per sample; its standard error comes from the per-sample within-offset slope.

@@ -1,4 +1,4 @@
-// Metrics computed on averaged maps (MODEL.md section 4): the diagonal-normalized map and
+// Metrics computed on averaged maps (docs/model.md section 4): the diagonal-normalized map and
 // its display quantiles.
 #pragma once
 

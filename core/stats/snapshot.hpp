@@ -1,5 +1,5 @@
 // An immutable picture of a run at one moment: samples done and every averaged quantity with
-// its standard error (MODEL.md sections 3-4). The runner publishes these; readers never wait.
+// its standard error (docs/model.md sections 3-4). The runner publishes these; readers never wait.
 #pragma once
 
 #include <atomic>
@@ -16,12 +16,12 @@
 
 namespace maskscope {
 
-// One head of a random-weight layer (MODEL.md section 7).
+// One head of a random-weight layer (docs/model.md section 7).
 struct HeadStats {
   Map score_mean, score_se;    // NaN where masked
   Map weight_mean, weight_se;
   double recency = 0, recency_se = 0, recency_ties = 0;
-  Leakage leakage;  // of this head's logits (MODEL.md section 8)
+  Leakage leakage;  // of this head's logits (docs/model.md section 8)
 };
 
 struct LayerStats {
@@ -36,10 +36,10 @@ struct LayerStats {
   double recency_ties = 0;                     // mean fraction of RP's comparisons that were ties
   double adjacency = 0, adjacency_se = 0;      // ties 1/2, diagonal left out; NaN when n < 3
   double adjacency_ties = 0;                   // mean fraction of adjacency's comparisons that were ties
-  double norm_adjacency = 0, norm_adjacency_se = 0;  // adjacency of the norms (MODEL.md section 7); NaN when n < 3
+  double norm_adjacency = 0, norm_adjacency_se = 0;  // adjacency of the norms (docs/model.md section 7); NaN when n < 3
   double norm_adjacency_ties = 0;
   std::vector<HeadStats> heads;                // random_weights: one per head (the maps above are their mean)
-  Leakage leakage;                             // absolute-position leakage dR^2 of the logits S (MODEL.md section 8)
+  Leakage leakage;                             // absolute-position leakage dR^2 of the logits S (docs/model.md section 8)
   Leakage weight_leakage;                      // ... of the attention weights A (Ruscio Eq. 3: the softmax denominator)
   Map score_diag_normalized;                   // score_mean less its diagonals' means (a view of it); NaN where masked
   double score_diag_q01 = 0, score_diag_q99 = 0;
@@ -93,7 +93,7 @@ const LayerStats* layer_stats(const Snapshot& snap, int layer);
 LayerStats head_view(const LayerStats& l, int head);
 
 // Tie fraction above which a panel is flagged on screen: RP and adjacency then count many
-// comparisons as 1/2 because the representations have collapsed (MODEL.md section 4).
+// comparisons as 1/2 because the representations have collapsed (docs/model.md section 4).
 constexpr double kTieFlagFraction = 0.01;
 
 }  // namespace maskscope

@@ -148,7 +148,7 @@ TEST_CASE("every shipped preset is on disk, embedded, and valid") {
   }
   CHECK(on_disk == 14);
   CHECK(shipped.size() == 14);  // none skipped as broken
-  // MODEL.md section 6 names.
+  // docs/model.md section 6 names.
   for (const char* name : {"behind-rope-fig2", "behind-rope-fig4", "behind-rope-fig7", "behind-rope-fig10",
                            "ln-recency-fig1", "ln-recency-fig2", "ln-recency-fig5", "zuo-fig1", "zuo-table4", "zuo-table5",
                            "zuo-table6", "zuo-embedding-scale", "leakage-behind-rope", "leakage-ln-recency"})

@@ -1,4 +1,4 @@
-// Absolute-position leakage dR^2 (MODEL.md section 8, Ruscio et al. Eq. 4): closed cases, an
+// Absolute-position leakage dR^2 (docs/model.md section 8, Ruscio et al. Eq. 4): closed cases, an
 // explicit least-squares fit on stored samples, and the papers' ablations (bidirectional, RoPE).
 #include <doctest/doctest.h>
 

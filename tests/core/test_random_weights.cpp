@@ -1,4 +1,4 @@
-// The random-weight transformer (MODEL.md section 7): the forward pass against a direct
+// The random-weight transformer (docs/model.md section 7): the forward pass against a direct
 // computation for a drawn network, GELU, the initialization's statistics, the per-sample draws'
 // law, adjacency on exchangeable inputs and at the papers' width, heads, determinism.
 #include <doctest/doctest.h>
@@ -31,7 +31,7 @@ Settings random_weights(int n, int d, int heads, int layers, std::int64_t sample
 
 using Matrix = std::vector<std::vector<double>>;  // rows
 
-// Y = LayerNorm(X) with eps 1e-5, no affine (MODEL.md section 7), in double.
+// Y = LayerNorm(X) with eps 1e-5, no affine (docs/model.md section 7), in double.
 Matrix layernorm(const Matrix& x) {
   Matrix y = x;
   for (auto& row : y) {

@@ -32,7 +32,7 @@ TEST_CASE("ordered_pairs counts strict wins of the later entry and ties, across 
     CHECK(ordered_pairs(up.data(), 0, m).ties == 0);
     CHECK(ordered_pairs(down.data(), 0, m).wins == 0);
     CHECK(ordered_pairs(flat.data(), 0, m).wins == 0);    // ties are not wins...
-    CHECK(ordered_pairs(flat.data(), 0, m).ties == pairs);  // ...they count 1/2 (MODEL.md section 4)
+    CHECK(ordered_pairs(flat.data(), 0, m).ties == pairs);  // ...they count 1/2 (docs/model.md section 4)
     CHECK(ordered_pairs(flat.data(), 0, m).half_units() == pairs);  // a constant row scores exactly 1/2
   }
   std::vector<float> row = {3, 1, 2, 5, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};

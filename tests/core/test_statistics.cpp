@@ -42,7 +42,7 @@ TEST_CASE("Proposition 1: without normalization RP at layer 2 is 0.5 within 4 SE
 
 TEST_CASE("ties count 1/2: a collapsed bidirectional LN stack gives RP and adjacency 0.5 within 4 SE at every layer") {
   // Exchangeable tokens (bidirectional mask): no position can be favoured. By layer 4-6 the
-  // representations have collapsed and most comparisons are exact ties (MODEL.md section 4).
+  // representations have collapsed and most comparisons are exact ties (docs/model.md section 4).
   Settings s = test::ln_recency(16, 0.5, 20'000);
   s.layers = 6;
   s.mask = MaskKind::bidirectional;

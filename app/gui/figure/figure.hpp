@@ -22,7 +22,7 @@ namespace maskscope::gui {
 // table: rows x layers of the rows' metric with its SE (Zuo et al. Tables 4-6), exported as CSV too.
 enum class FigureKind { heatmaps, h_of_j, table };
 // What a table figure's cells hold: the row's own metric (RP, adj, norm adj by what it shows), or the
-// absolute-position leakage dR^2 of the logits or of the weights (Ruscio et al.; MODEL.md section 8).
+// absolute-position leakage dR^2 of the logits or of the weights (Ruscio et al.; docs/model.md section 8).
 enum class TableMetric { automatic, delta_r2, weight_delta_r2 };
 std::string_view to_string(TableMetric m);
 

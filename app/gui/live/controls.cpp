@@ -1,4 +1,4 @@
-// The left column: every setting of MODEL.md sections 1-2 with a tooltip that says what it is,
+// The left column: every setting of docs/model.md sections 1-2 with a tooltip that says what it is,
 // which paper and equation it comes from, and its range; then the view options.
 #include <imgui.h>
 
@@ -40,7 +40,7 @@ void family_controls(Settings& s) {
   int model = static_cast<int>(s.model);
   if (ImGui::Combo("model", &model, "parameter-free\0random weights\0")) {
     s.model = static_cast<Model>(model);
-    // Family defaults (MODEL.md section 7): a GPT-2 block has its residual; one head where heads do not exist.
+    // Family defaults (docs/model.md section 7): a GPT-2 block has its residual; one head where heads do not exist.
     if (s.random_weights()) {
       s.gamma = 1.0;
       if (s.d > Limits::rw_d_max) s.d = 384;
@@ -49,7 +49,7 @@ void family_controls(Settings& s) {
       s.heads = 1;
     }
   }
-  explain("Model family (MODEL.md section 7). parameter-free: the decoder of LN-recency and Behind RoPE, no weights, "
+  explain("Model family (docs/model.md section 7). parameter-free: the decoder of LN-recency and Behind RoPE, no weights, "
           "inputs with anisotropy alpha. random weights: a GPT-2 / NanoGPT decoder with random initialization, "
           "token embeddings, H heads, an optional MLP and no positional encoding (Zuo et al. Sec. 5.1): position "
           "emerges after the first causal layer all the same.");
@@ -127,7 +127,7 @@ void model_controls(Settings& s, float label_w) {
     char dlabel[32];
     std::snprintf(dlabel, sizeof dlabel, "%d", s.d);
     if (ImGui::SliderInt("d (width)", &log2d, 0, 12, dlabel, ImGuiSliderFlags_NoInput)) s.d = 1 << log2d;
-    explain("Token width d (MODEL.md section 1). Larger d concentrates the inner products: the layer-1 "
+    explain("Token width d (docs/model.md section 1). Larger d concentrates the inner products: the layer-1 "
             "recency bias of LayerNorm shrinks as d grows (LN-recency Sec. 3: RP 0.6382 at d 16, 0.5544 at d 64). "
             "Slider: powers of two, 1 to 4096 (CLI: 1 to 65536).");
   }
@@ -135,7 +135,7 @@ void model_controls(Settings& s, float label_w) {
   explain("Sequence length n: the maps are n x n (query i down, key j across, 0-based). Range 1 to 512. "
           "RP needs n >= 3, the adjacency score n >= 3.");
   ImGui::SliderInt("layers", &s.layers, Limits::layers_min, Limits::layers_max, "%d", ImGuiSliderFlags_AlwaysClamp);
-  explain("Number of layers L (MODEL.md sections 2 and 7), 1 to 16. Position appears from layer 2 on in the "
+  explain("Number of layers L (docs/model.md sections 2 and 7), 1 to 16. Position appears from layer 2 on in the "
           "parameter-free model (layer 1 sees exchangeable inputs, Behind RoPE Sec. 3), and right after the first "
           "causal layer in a random network's hidden states (Zuo et al.).");
   {
@@ -155,7 +155,7 @@ void model_controls(Settings& s, float label_w) {
 
   int norm = static_cast<int>(s.norm);
   if (ImGui::Combo("norm", &norm, "none\0l2\0layernorm\0rmsnorm\0")) s.norm = static_cast<Norm>(norm);
-  explain("Y = Norm(X) before the scores (MODEL.md section 2). none: no positional bias beyond the mask "
+  explain("Y = Norm(X) before the scores (docs/model.md section 2). none: no positional bias beyond the mask "
           "(LN-recency Prop. 1, RP 0.5); layernorm: recency (LN-recency Sec. 3); l2: Behind RoPE's setting.");
   {
     const FamilyOnly guard(!rw);
@@ -167,7 +167,7 @@ void model_controls(Settings& s, float label_w) {
 
   bool residual = s.gamma > 0;
   if (ImGui::Checkbox("residual", &residual)) s.gamma = residual ? 1.0 : 0.0;
-  explain("Residual connection X' = A Y + gamma X (MODEL.md section 2). The residual damps the recency bias "
+  explain("Residual connection X' = A Y + gamma X (docs/model.md section 2). The residual damps the recency bias "
           "(LN-recency Sec. 3: RP 0.6382 -> 0.5931 at d 16). gamma in [0, 1].");
   if (residual) {
     ImGui::SameLine();
@@ -193,7 +193,7 @@ void model_controls(Settings& s, float label_w) {
 
   int mask = static_cast<int>(s.mask);
   if (ImGui::Combo("mask", &mask, "causal\0bidirectional\0sliding window\0")) s.mask = static_cast<MaskKind>(mask);
-  explain("Which keys a query sees (MODEL.md section 2): causal j <= i (the source of position), bidirectional "
+  explain("Which keys a query sees (docs/model.md section 2): causal j <= i (the source of position), bidirectional "
           "all j (exchangeable tokens: RP and adjacency 0.5), sliding window i - w < j <= i.");
   if (s.mask == MaskKind::window) {
     s.window = std::clamp(s.window, 1, s.n);

@@ -54,7 +54,7 @@ const char* metric_explanation(Quantity q) {
              "similar to k (C_ki < C_kj), ties 1/2, diagonal left out. 0.5 = no order; 1 = the nearer, the more "
              "similar. Layer 0 is the embeddings. ± one standard error over samples.";
     case Quantity::norm:
-      return "Norm adjacency (Zuo et al. Sec. 5.4, Table 6; MODEL.md section 7): over rows k >= 2 and pairs "
+      return "Norm adjacency (Zuo et al. Sec. 5.4, Table 6; docs/model.md section 7): over rows k >= 2 and pairs "
              "i < j < k, the probability that ||x_i|| < ||x_j||, ties 1/2. 0.5 = the norms carry no order (Chi et "
              "al.'s variance signal); below 0.5 later tokens have smaller norms. ± one standard error over samples.";
     default:
@@ -82,7 +82,7 @@ void badge(ImVec2 at, const Snapshot& snap, const PanelData& p, Quantity q, floa
     std::snprintf(t, sizeof t, "ties %.0f%%", 100 * p.ties);
     ImGui::TextColored(kWarning, "%s", t);
     explain("Many comparisons are exact ties: the representations have collapsed (deep or bidirectional "
-            "stacks). Ties count 1/2 (MODEL.md section 4), so the metric drifts toward 0.5 for that reason, not "
+            "stacks). Ties count 1/2 (docs/model.md section 4), so the metric drifts toward 0.5 for that reason, not "
             "because position was lost or gained.");
   }
   ImGui::PopStyleVar();

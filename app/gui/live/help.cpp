@@ -21,7 +21,7 @@ void draw_help_windows(bool* show_guide, bool* show_keys) {
     ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 42, 0), ImGuiCond_Appearing);
     if (ImGui::Begin("What am I looking at?", show_guide, ImGuiWindowFlags_AlwaysAutoResize)) {
       wrapped("maskscope simulates a transformer decoder with no parameters and no positional encoding "
-              "(MODEL.md sections 1-2): random input tokens, a normalization, attention scores S = scale Q K^T "
+              "(docs/model.md sections 1-2): random input tokens, a normalization, attention scores S = scale Q K^T "
               "under a mask, weights A = softmax(S), and outputs A Y + gamma X, layer after layer. Every picture "
               "is an average over many random samples, refined while you watch; hover a cell for its value and "
               "standard error.");

@@ -1,4 +1,4 @@
-// The Leakage tab (Ruscio et al., `004`; MODEL.md section 8): dR^2 per layer for the causal run and
+// The Leakage tab (Ruscio et al., `004`; docs/model.md section 8): dR^2 per layer for the causal run and
 // its bidirectional twin (same settings and seed, so the same random draws), the causal-mask share,
 // the query-position bin profile, and a split of one layer's mean logits into the saturated
 // relative baseline (one mean per offset) and the absolute part that dR^2 measures.

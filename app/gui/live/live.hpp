@@ -40,7 +40,7 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
 // h(j): the closed form that applies to the settings beside the simulation (h_of_j.hpp).
 void draw_h_of_j_tab(const Snapshot& snap, const ViewOptions& view);
 
-// Absolute-position leakage (Ruscio et al.; MODEL.md section 8): dR^2 per layer for the live run
+// Absolute-position leakage (Ruscio et al.; docs/model.md section 8): dR^2 per layer for the live run
 // and a bidirectional twin run with the same settings and seed, the causal-mask share, the
 // position-bin profile, and the relative / absolute split of one layer's logits.
 class LeakageTab {

@@ -1,5 +1,5 @@
 // The Metrics tab: recency probability and adjacency score per layer with standard errors, and
-// the fraction of tied comparisons behind each (MODEL.md section 4).
+// the fraction of tied comparisons behind each (docs/model.md section 4).
 #include <imgui.h>
 
 #include <algorithm>

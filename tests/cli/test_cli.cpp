@@ -126,7 +126,7 @@ TEST_CASE("every invalid flag: exit code 2, the flag named, no output file") {
   CHECK(cli("").code == 2);
 }
 
-TEST_CASE("random_weights: the JSON contract of MODEL.md section 7") {
+TEST_CASE("random_weights: the JSON contract of docs/model.md section 7") {
   const std::string path = work("random_weights.json");
   fs::remove(path);
   const Result r = cli("run --model random_weights --n 8 --d 24 --layers 2 --heads 3 --vocab 16 --mlp 1 --init-mean 0 "
