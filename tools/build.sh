@@ -2,5 +2,5 @@
 # Configures and builds maskscope (Release) into build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+cmake --preset release "$@" >/dev/null  # CMakePresets.json
 cmake --build build -j"$(nproc)"

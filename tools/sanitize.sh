@@ -13,14 +13,12 @@ modes=("$@")
 supp="$PWD/tools/sanitizers"
 for mode in "${modes[@]}"; do
   case "$mode" in
-    asan) flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" ;;
-    tsan) flags="-fsanitize=thread -fno-omit-frame-pointer" ;;
+    asan | tsan) ;;
     *) echo "sanitize.sh: unknown mode '$mode' (asan, tsan)" >&2; exit 2 ;;
   esac
-  dir="build-$mode"
+  dir="build-$mode"  # the preset's binaryDir; its flags are in CMakePresets.json
   echo "== $mode: building into $dir"
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMASKSCOPE_TARGET_CLONES=OFF \
-        -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
+  cmake --preset "$mode" >/dev/null
   cmake --build "$dir" -j"$(nproc)"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

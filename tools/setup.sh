@@ -6,7 +6,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev doctest-dev
   libimgui-dev libglfw3-dev libepoxy-dev libstb-dev fonts-dejavu-core
   libcairo2-dev libxml2-utils libxml2-dev xdotool
-  clang libclang-rt-14-dev
+  clang clang-format libclang-rt-14-dev
   librandom123-dev
   libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
