@@ -6,13 +6,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <string>
-#include <tuple>
 
 #include "core/kernel/kernel_steps.hpp"
 #include "core/kernel/layer_sums.hpp"
+#include "core/kernel/random_weights_init.hpp"
+#include "core/kernel/random_weights_math.hpp"
 #include "core/model/key_ranges.hpp"
 #include "core/model/trace.hpp"
 
@@ -22,137 +21,14 @@ namespace {
 
 constexpr float kNormEps = 1e-5f;  // docs/model.md section 7: PyTorch's LayerNorm default
 
-using simd::f8;
-using simd::load;
-
-[[gnu::always_inline]] inline void store(float* p, f8 v) { std::memcpy(p, &v, sizeof v); }
-
-// C[0..R) x [j, j + 16) of C = A B for R rows of A (row-major, `inner` columns).
-template <int R>
-[[gnu::always_inline]] inline void gemm_block(const float* A, int inner, const float* B, int cols, int j, float* C) {
-  f8 acc0[R], acc1[R];
-  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = f8{};
-  for (int p = 0; p < inner; ++p) {
-    const float* b = B + std::size_t(p) * cols + j;
-    const f8 b0 = load(b), b1 = load(b + 8);
-    for (int r = 0; r < R; ++r) {
-      const float a = A[std::size_t(r) * inner + p];
-      acc0[r] += a * b0;
-      acc1[r] += a * b1;
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    store(C + std::size_t(r) * cols + j, acc0[r]);
-    store(C + std::size_t(r) * cols + j + 8, acc1[r]);
-  }
-}
-
-// C (rows x cols) = A (rows x inner) B (inner x cols), all row-major. Panels of 16 columns are
-// the outer loop, so a panel of B stays in L1 while blocks of 4 rows of A pass over it.
-[[gnu::always_inline]] inline void gemm(const float* A, int rows, int inner, const float* B, int cols, float* C) {
-  int j = 0;
-  for (; j + 16 <= cols; j += 16) {
-    int i = 0;
-    for (; i + 4 <= rows; i += 4)
-      gemm_block<4>(A + std::size_t(i) * inner, inner, B, cols, j, C + std::size_t(i) * cols);
-    for (; i < rows; ++i) gemm_block<1>(A + std::size_t(i) * inner, inner, B, cols, j, C + std::size_t(i) * cols);
-  }
-  for (; j < cols; ++j)
-    for (int i = 0; i < rows; ++i) {
-      float acc = 0.0f;
-      for (int p = 0; p < inner; ++p) acc += A[std::size_t(i) * inner + p] * B[std::size_t(p) * cols + j];
-      C[std::size_t(i) * cols + j] = acc;
-    }
-}
-
-// erf (Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7) and GELU, 8 lanes.
-[[gnu::always_inline]] inline f8 erf8(f8 x) {
-  const f8 ax = x < 0.0f ? -x : x;
-  const f8 t = 1.0f / (1.0f + 0.3275911f * ax);
-  f8 p = 1.061405429f * t - 1.453152027f;
-  p = p * t + 1.421413741f;
-  p = p * t - 0.284496736f;
-  p = p * t + 0.254829592f;
-  const f8 e = 1.0f - p * t * simd::exp_nonpositive(-(ax * ax));
-  return x < 0.0f ? -e : e;
-}
-
-[[gnu::always_inline]] inline void gelu_inplace(float* u, std::size_t count) {
-  std::size_t k = 0;
-  for (; k + 8 <= count; k += 8) {
-    const f8 x = load(u + k);
-    store(u + k, 0.5f * x * (1.0f + erf8(x * 0.70710678118654752f)));
-  }
-  if (k < count) {
-    float tail[8] = {};
-    std::memcpy(tail, u + k, sizeof(float) * (count - k));
-    const f8 x = load(tail);
-    store(tail, 0.5f * x * (1.0f + erf8(x * 0.70710678118654752f)));
-    std::memcpy(u + k, tail, sizeof(float) * (count - k));
-  }
-}
-
-// Uniform integer in [0, v) (Lemire's multiply-shift; bias below v / 2^64).
-inline std::int64_t uniform_below(SampleStream& rng, std::int64_t v) {
-  __extension__ typedef unsigned __int128 u128;
-  return static_cast<std::int64_t>((static_cast<u128>(rng.next()) * static_cast<std::uint64_t>(v)) >> 64);
-}
-
-// Fills out[0..count) with mu + s N(0, 1).
-inline void draw_entries(SampleStream& rng, float mu, float s, float* out, std::size_t count) {
-  rng.normals(out, count);
-  for (std::size_t k = 0; k < count; ++k) out[k] = mu + s * out[k];
-}
-
-// Standard deviations of GPT-2's initialization (docs/model.md section 7).
-struct InitStd {
-  float mean, std, residual_std, embed_std;
-};
-InitStd init_of(const Settings& s) {
-  return {static_cast<float>(s.init_mean), static_cast<float>(s.init_std),
-          static_cast<float>(s.init_std / std::sqrt(2.0 * s.layers)), static_cast<float>(s.embedding_std())};
-}
-
-std::shared_ptr<const Network> draw_network(const Settings& s) {
-  auto net = std::make_shared<Network>();
-  const InitStd init = init_of(s);
-  const std::size_t d = std::size_t(s.d);
-  // Its own stream: sample index 2^64 - 1 is never a run's (samples are at most Limits::samples_max).
-  SampleStream rng(s.weight_seed, ~std::uint64_t(0));
-  net->embed.resize(std::size_t(s.vocab) * d);
-  draw_entries(rng, init.mean, init.embed_std, net->embed.data(), net->embed.size());
-  net->blocks.resize(s.layers);
-  for (Network::Block& b : net->blocks) {
-    b.wqkv.resize(d * 3 * d);
-    b.wo.resize(d * d);
-    draw_entries(rng, init.mean, init.std, b.wqkv.data(), b.wqkv.size());
-    draw_entries(rng, init.mean, init.residual_std, b.wo.data(), b.wo.size());
-    if (s.mlp) {
-      b.w1.resize(d * 4 * d);
-      b.w2.resize(4 * d * d);
-      draw_entries(rng, init.mean, init.std, b.w1.data(), b.w1.size());
-      draw_entries(rng, init.mean, init.residual_std, b.w2.data(), b.w2.size());
-    }
-  }
-  return net;
-}
+using rw::draw_entries;
+using rw::gelu_inplace;
+using rw::gemm;
+using rw::init_of;
+using rw::InitStd;
+using rw::uniform_below;
 
 }  // namespace
-
-std::shared_ptr<const Network> fixed_network(const Settings& s) {
-  // The workers of a run (and runs of the same network) share one copy while any of them lives.
-  using Key = std::tuple<std::int64_t, int, int, bool, double, double, double, std::uint64_t>;
-  static std::mutex mutex;
-  static std::map<Key, std::weak_ptr<const Network>> cache;
-  const Key key{s.vocab, s.d, s.layers, s.mlp, s.init_mean, s.init_std, s.embedding_std(), s.weight_seed};
-  std::lock_guard lock(mutex);
-  for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
-  if (auto found = cache.find(key); found != cache.end())
-    if (auto net = found->second.lock()) return net;
-  auto net = draw_network(s);
-  cache[key] = net;
-  return net;
-}
 
 float gelu(float x) {
   float v[8] = {x};

@@ -1,0 +1,82 @@
+// The random-weight kernel's vector arithmetic (random_weights.cpp): the register-blocked matrix
+// product and GELU on 8-lane vectors (simd.hpp), always inlined into each of its clones. Internal to core/.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+
+#include "core/kernel/simd.hpp"
+
+namespace maskscope::rw {
+
+using simd::f8;
+using simd::load;
+
+[[gnu::always_inline]] inline void store(float* p, f8 v) { std::memcpy(p, &v, sizeof v); }
+
+// C[0..R) x [j, j + 16) of C = A B for R rows of A (row-major, `inner` columns).
+template <int R>
+[[gnu::always_inline]] inline void gemm_block(const float* A, int inner, const float* B, int cols, int j, float* C) {
+  f8 acc0[R], acc1[R];
+  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = f8{};
+  for (int p = 0; p < inner; ++p) {
+    const float* b = B + std::size_t(p) * cols + j;
+    const f8 b0 = load(b), b1 = load(b + 8);
+    for (int r = 0; r < R; ++r) {
+      const float a = A[std::size_t(r) * inner + p];
+      acc0[r] += a * b0;
+      acc1[r] += a * b1;
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    store(C + std::size_t(r) * cols + j, acc0[r]);
+    store(C + std::size_t(r) * cols + j + 8, acc1[r]);
+  }
+}
+
+// C (rows x cols) = A (rows x inner) B (inner x cols), all row-major. Panels of 16 columns are
+// the outer loop, so a panel of B stays in L1 while blocks of 4 rows of A pass over it.
+[[gnu::always_inline]] inline void gemm(const float* A, int rows, int inner, const float* B, int cols, float* C) {
+  int j = 0;
+  for (; j + 16 <= cols; j += 16) {
+    int i = 0;
+    for (; i + 4 <= rows; i += 4)
+      gemm_block<4>(A + std::size_t(i) * inner, inner, B, cols, j, C + std::size_t(i) * cols);
+    for (; i < rows; ++i) gemm_block<1>(A + std::size_t(i) * inner, inner, B, cols, j, C + std::size_t(i) * cols);
+  }
+  for (; j < cols; ++j)
+    for (int i = 0; i < rows; ++i) {
+      float acc = 0.0f;
+      for (int p = 0; p < inner; ++p) acc += A[std::size_t(i) * inner + p] * B[std::size_t(p) * cols + j];
+      C[std::size_t(i) * cols + j] = acc;
+    }
+}
+
+// erf (Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7) and GELU, 8 lanes.
+[[gnu::always_inline]] inline f8 erf8(f8 x) {
+  const f8 ax = x < 0.0f ? -x : x;
+  const f8 t = 1.0f / (1.0f + 0.3275911f * ax);
+  f8 p = 1.061405429f * t - 1.453152027f;
+  p = p * t + 1.421413741f;
+  p = p * t - 0.284496736f;
+  p = p * t + 0.254829592f;
+  const f8 e = 1.0f - p * t * simd::exp_nonpositive(-(ax * ax));
+  return x < 0.0f ? -e : e;
+}
+
+[[gnu::always_inline]] inline void gelu_inplace(float* u, std::size_t count) {
+  std::size_t k = 0;
+  for (; k + 8 <= count; k += 8) {
+    const f8 x = load(u + k);
+    store(u + k, 0.5f * x * (1.0f + erf8(x * 0.70710678118654752f)));
+  }
+  if (k < count) {
+    float tail[8] = {};
+    std::memcpy(tail, u + k, sizeof(float) * (count - k));
+    const f8 x = load(tail);
+    store(tail, 0.5f * x * (1.0f + erf8(x * 0.70710678118654752f)));
+    std::memcpy(u + k, tail, sizeof(float) * (count - k));
+  }
+}
+
+}  // namespace maskscope::rw
