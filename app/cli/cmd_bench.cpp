@@ -1,0 +1,131 @@
+// maskscope-cli bench: samples/s of the reference configurations, and at large n the latency of a new
+// run's first picture and of a settings change, with peak memory (numbers in docs/performance.md).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commands.hpp"
+#include "core/kernel/lane_kernel.hpp"
+#include "core/model/strict_number.hpp"
+#include "core/run/resources.hpp"
+#include "core/run/runner.hpp"
+
+namespace maskscope::cli {
+
+CLI::App* add_bench(CLI::App& app, BenchFlags& b) {
+  auto* bench = app.add_subcommand("bench", "samples/s of the reference configurations");
+  bench->add_option("--threads", b.threads_text, "worker threads [0, 256]; 0 = all cores")->capture_default_str();
+  bench->add_option("--seconds", b.seconds_text, "seconds per configuration [0.01, 600]")->capture_default_str();
+  return bench;
+}
+
+// Samples/s of the reference configurations (issue 2's two, and the random-weight network at the
+// papers' setting with per-sample and fixed weights), all metrics on.
+int cmd_bench(BenchFlags& b) {
+  std::vector<SettingError> errors;
+  convert_flag(errors, "threads", [&] {
+    b.threads = int(whole_number("threads", number_from_text("threads", b.threads_text), Limits::threads_min,
+                                     Limits::threads_max));
+  });
+  convert_flag(errors, "seconds", [&] {
+    b.seconds = real_number("seconds", number_from_text("seconds", b.seconds_text), 0.01, 600);
+  });
+  if (!errors.empty()) return report_invalid(errors);
+  struct Case {
+    const char* name;
+    Settings s;
+  };
+  Settings a;  // n 10, d 64, L 4, LN, alpha 0.5 (LN-recency)
+  a.n = 10; a.d = 64; a.layers = 4; a.norm = Norm::layernorm; a.scale = Scale::sqrt_d; a.alpha = 0.5;
+  Settings c;  // n 50, d 64, L 4, l2, gamma 1, alpha 0.2 (Behind RoPE)
+  c.n = 50; c.d = 64; c.layers = 4; c.norm = Norm::l2; c.scale = Scale::one; c.gamma = 1.0;
+  c.alpha = 0.2; c.unit_input = true;
+  // Zuo et al.'s setting (docs/model.md section 7): L 6, d 384, H 6, n 22, MLP, mu 0, sigma 0.02.
+  Settings z;
+  z.model = Model::random_weights;
+  z.n = 22; z.d = 384; z.heads = 6; z.layers = 6; z.gamma = 1.0;
+  Settings zf = z;
+  zf.weights = WeightsMode::fixed;
+  for (Case k : {Case{"n10_d64_L4_layernorm_alpha0.5", a}, Case{"n50_d64_L4_l2_gamma1_alpha0.2", c},
+                 Case{"random_weights_n22_d384_H6_L6_per_sample", z}, Case{"random_weights_n22_d384_H6_L6_fixed", zf}}) {
+    k.s.threads = b.threads;
+    k.s.samples = Limits::samples_max;
+    Run run(k.s);
+    std::this_thread::sleep_for(std::chrono::duration<double>(b.seconds));
+    run.cancel();
+    run.wait();
+    auto snap = run.snapshot();
+    std::printf("%-42s %12.0f samples/s  (%lld samples in %.2f s, %d threads, %s kernel)\n", k.name, snap->samples_per_s,
+                static_cast<long long>(snap->samples_done), snap->elapsed_s, resolved_threads(k.s),
+                kernel_name(k.s).c_str());
+    std::fflush(stdout);
+  }
+  // Large n: how soon the first picture of a new run exists (a settings change in the window starts a
+  // new run), and the process's peak memory while the run refines. The runs get the window's options
+  // (workers at lower priority, so the thread that builds the picture keeps a core).
+  for (int n : {256, 512}) {
+    Settings s = a;  // d 64, L 4, LayerNorm, alpha 0.5
+    s.n = n;
+    s.threads = b.threads;
+    s.samples = Limits::samples_max;
+    std::vector<double> first_ms;
+    std::int64_t samples = 0;
+    double rate = 0;
+    // This case's own peak: from the resident size now (what earlier cases left included).
+    const bool own_peak = reset_peak_resident();
+    for (int rep = 0; rep < 7; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      RunOptions window;
+      window.low_priority = true;
+      window.first_picture_alone = true;
+      Run run(s, window);
+      while (run.snapshot()->samples_done == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      first_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      if (rep == 6) std::this_thread::sleep_for(std::chrono::duration<double>(b.seconds));
+      run.cancel();
+      run.wait();
+      samples = run.snapshot()->samples_done;
+      rate = run.snapshot()->samples_per_s;
+    }
+    std::sort(first_ms.begin(), first_ms.end());
+    std::printf("n%d_d64_L4_layernorm_alpha0.5 first snapshot: median %.1f ms, max %.1f ms over 7 runs; %.0f samples/s "
+                "(%lld samples), peak memory %.0f MiB (%s)\n",
+                n, first_ms[3], first_ms[6], rate, static_cast<long long>(samples), peak_resident_mib(),
+                own_peak ? "this case's" : "the process's");
+    std::fflush(stdout);
+    // A settings change as the window makes it: the refining run is abandoned (its workers stop
+    // within a layer, its picture at the next layer) and the new one starts at once, beside it.
+    std::vector<double> change_ms;
+    RunOptions window;
+    window.low_priority = true;
+    window.first_picture_alone = true;
+    auto run = std::make_unique<Run>(s, window);
+    std::vector<std::unique_ptr<Run>> retired;
+    for (int rep = 0; rep < 7; ++rep) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150 + 20 * rep));  // refining (pictures at every phase)
+      s.alpha = 0.4 + 0.02 * rep;
+      const auto t0 = std::chrono::steady_clock::now();
+      run->abandon();
+      retired.push_back(std::move(run));
+      run = std::make_unique<Run>(s, window);
+      while (run->snapshot()->samples_done == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      change_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    run->abandon();
+    run->wait();
+    for (auto& r : retired) r->wait();
+    std::sort(change_ms.begin(), change_ms.end());
+    std::printf("n%d_d64_L4_layernorm_alpha0.5 settings change while refining, to the new run's first snapshot: "
+                "median %.1f ms, max %.1f ms over 7 changes\n",
+                n, change_ms[3], change_ms[6]);
+    std::fflush(stdout);
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace maskscope::cli

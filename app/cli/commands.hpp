@@ -1,0 +1,63 @@
+// maskscope-cli's subcommands, one file each (cmd_*.cpp): add_* puts the subcommand and its flags on
+// the app before parsing; cmd_* runs it after parsing and returns the exit code. docs/cli.md documents them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli_common.hpp"
+#include "mpi_job.hpp"
+
+namespace maskscope::cli {
+
+// run: the Monte Carlo simulation (cmd_run.cpp).
+CLI::App* add_run(CLI::App& app, RunFlags& f);
+int cmd_run(RunFlags& f, const CLI::App& cmd, const MpiSession& mpi);
+
+// analyze: a real model's tensors (cmd_analyze.cpp).
+struct AnalyzeFlags {
+  std::string folder, out, layers;
+  bool quiet = false;
+};
+CLI::App* add_analyze(CLI::App& app, AnalyzeFlags& a);
+int cmd_analyze(AnalyzeFlags& a);
+
+// merge: shards (.msum) into one result (cmd_merge.cpp).
+struct MergeFlags {
+  std::vector<std::string> files;
+  std::string out;
+};
+CLI::App* add_merge(CLI::App& app, MergeFlags& m);
+int cmd_merge(MergeFlags& m);
+
+// leakage: Ruscio et al.'s Table 6 in miniature (cmd_leakage.cpp).
+struct LeakageFlags {
+  RunFlags run;
+  bool table = false;
+};
+CLI::App* add_leakage(CLI::App& app, LeakageFlags& f);
+int cmd_leakage(LeakageFlags& f, const CLI::App& cmd);
+
+// theory: the papers' closed forms (cmd_theory.cpp). n, d, alpha and gamma as typed (only the flags
+// given); their defaults are Settings{}'s, as for run.
+struct TheoryFlags {
+  std::string kind;
+  std::map<std::string, std::string> text;  // setting key -> value as typed
+  bool paper_scale = false;
+};
+CLI::App* add_theory(CLI::App& app, TheoryFlags& t);
+int cmd_theory(TheoryFlags& t, const CLI::App& cmd);
+
+// bench: samples/s of the reference configurations (cmd_bench.cpp).
+struct BenchFlags {
+  std::string threads_text = "0", seconds_text = "3";
+  int threads = 0;
+  double seconds = 3.0;
+};
+CLI::App* add_bench(CLI::App& app, BenchFlags& b);
+int cmd_bench(BenchFlags& b);
+
+}  // namespace maskscope::cli
