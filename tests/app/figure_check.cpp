@@ -13,7 +13,7 @@
 
 #include "core/formats/result_json.hpp"
 #include "core/run/runner.hpp"
-#include "figure.hpp"
+#include "model/figure/figure.hpp"
 #include "svg_heatmaps.hpp"
 
 namespace {
@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
         if (x == "nan") {
           check(std::isnan(e) || hidden, p["file"].get<std::string>() + " nan where the core has a number");
         } else if (transform == "raw") {
-          check(std::strtod(x.c_str(), nullptr) == e, p["file"].get<std::string>() + " value at " + std::to_string(i) + "," + std::to_string(j));
+          check(std::strtod(x.c_str(), nullptr) == e,
+                p["file"].get<std::string>() + " value at " + std::to_string(i) + "," + std::to_string(j));
           ++compared;
         }
         ++j;

@@ -10,9 +10,15 @@ int main(int argc, char** argv) {
   if (argc != 8) return 2;
   int w, h, c;
   unsigned char* px = stbi_load(argv[1], &w, &h, &c, 3);
-  if (!px) { std::fprintf(stderr, "png_check: cannot read %s\n", argv[1]); return 1; }
+  if (!px) {
+    std::fprintf(stderr, "png_check: cannot read %s\n", argv[1]);
+    return 1;
+  }
   const int W = std::atoi(argv[2]), H = std::atoi(argv[3]);
-  if (w != W || h != H) { std::fprintf(stderr, "png_check: size %dx%d, expected %dx%d\n", w, h, W, H); return 1; }
+  if (w != W || h != H) {
+    std::fprintf(stderr, "png_check: size %dx%d, expected %dx%d\n", w, h, W, H);
+    return 1;
+  }
   const int x0 = std::atoi(argv[4]), y0 = std::atoi(argv[5]), x1 = std::atoi(argv[6]), y1 = std::atoi(argv[7]);
   std::set<unsigned> colours;
   for (int y = y0; y < y1; ++y)

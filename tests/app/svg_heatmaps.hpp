@@ -12,7 +12,7 @@
 namespace maskscope::test {
 
 struct SvgHeatmap {
-  int n = 0;           // data-n
+  int n = 0;  // data-n
   std::size_t rects = 0;
 };
 
@@ -37,7 +37,8 @@ inline void walk_svg(xmlNode* node, SvgSummary& out) {
         if (n) h.n = std::atoi(reinterpret_cast<const char*>(n));
         xmlFree(n);
         for (xmlNode* c = cur->children; c; c = c->next)
-          if (c->type == XML_ELEMENT_NODE && std::strcmp(reinterpret_cast<const char*>(c->name), "rect") == 0) ++h.rects;
+          if (c->type == XML_ELEMENT_NODE && std::strcmp(reinterpret_cast<const char*>(c->name), "rect") == 0)
+            ++h.rects;
         out.heatmaps.push_back(h);
         continue;
       }
@@ -48,7 +49,8 @@ inline void walk_svg(xmlNode* node, SvgSummary& out) {
 
 inline SvgSummary read_svg(const std::string& text) {
   SvgSummary out;
-  xmlDoc* doc = xmlReadMemory(text.data(), int(text.size()), "figure.svg", nullptr, XML_PARSE_NONET | XML_PARSE_HUGE | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  xmlDoc* doc = xmlReadMemory(text.data(), int(text.size()), "figure.svg", nullptr,
+                              XML_PARSE_NONET | XML_PARSE_HUGE | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
   if (!doc) return out;
   out.well_formed = true;
   walk_svg(xmlDocGetRootElement(doc), out);

@@ -3,7 +3,7 @@
 
 #include <thread>
 
-#include "controller.hpp"
+#include "model/controller.hpp"
 #include "core/run/resources.hpp"
 
 using namespace maskscope;
@@ -109,7 +109,8 @@ TEST_CASE("pause carries over to a restarted run") {
   wait_done(c);
 }
 
-TEST_CASE("memory: an edit over the window's budget is refused with the estimate; a large restart waits for the old run") {
+TEST_CASE(
+    "memory: an edit over the window's budget is refused with the estimate; a large restart waits for the old run") {
   Controller c(small());
   Settings big = c.settings();
   big.n = 512;
@@ -127,8 +128,8 @@ TEST_CASE("memory: an edit over the window's budget is refused with the estimate
   c.set_memory_budget(one + one / 2);
   s.seed = 2;
   c.edit(s);
-  CHECK(c.run_waiting());                      // the first run is still stopping
-  CHECK(c.snapshot()->samples_done == 0);      // an empty picture meanwhile, for the new settings
+  CHECK(c.run_waiting());                  // the first run is still stopping
+  CHECK(c.snapshot()->samples_done == 0);  // an empty picture meanwhile, for the new settings
   CHECK(c.snapshot()->settings.seed == 2);
   for (int k = 0; k < 400 && c.run_waiting(); ++k) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

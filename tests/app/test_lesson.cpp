@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "core/run/runner.hpp"
-#include "lesson.hpp"
+#include "model/lesson/lesson.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;
@@ -43,7 +43,7 @@ TEST_CASE("each step changes a few settings on top of the previous one; going ba
   CHECK(lesson_settings(l, 1).mask == MaskKind::causal);
   CHECK(lesson_settings(l, 1).d == lesson_settings(l, 0).d);  // kept from the step before
   CHECK(lesson_view(l, 1).quantity == Quantity::weight);
-  CHECK(lesson_view(l, 1).tab == Tab::attention);              // kept from step 0
+  CHECK(lesson_view(l, 1).tab == Tab::attention);  // kept from step 0
   CHECK(l.steps[1].theory == LessonTheory::layer1_weights);
   LessonPlayer player(l);
   std::vector<Settings> seen = {player.settings()};

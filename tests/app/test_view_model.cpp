@@ -1,22 +1,20 @@
 // The window's shared helpers without a window: number formatting, colour ranges (all / visible /
-// robust, clipping, noise), the auto sample count, the h(j) theory choice and the figure workbench.
+// robust, clipping, noise), the auto sample count, the h(j) theory choice, the settings reader and
+// random weights in the views (the panels built in place and in the background: test_panel_builder.cpp).
 #include <doctest/doctest.h>
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <limits>
-#include <mutex>
 #include <set>
 #include <thread>
 
-#include "controller.hpp"
 #include "core/formats/result_json.hpp"
-#include "figure_workbench.hpp"
-#include "format.hpp"
-#include "h_of_j.hpp"
-#include "panel_builder.hpp"
-#include "panels.hpp"
+#include "model/controller.hpp"
+#include "model/figure/figure_workbench.hpp"
+#include "model/format.hpp"
+#include "model/h_of_j.hpp"
+#include "model/panels.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;
@@ -41,7 +39,7 @@ TEST_CASE("value_with_se: the papers' 4 decimals, more when the SE needs them, t
   CHECK(value_with_se(0.638241, 0.0031) == "0.6382 \u00b1 0.0031");
   CHECK(value_with_se(0.638241, 0.00031) == "0.63824 \u00b1 0.00031");
   CHECK(value_with_se(0.638241, 0.000031) == "0.638241 \u00b1 0.000031");  // 10^7 samples: SE not printed as 0.0000
-  CHECK(value_with_se(0.5, 2.4e-7) == "0.50000000 \u00b1 0.00000024");   // capped at 8 decimals
+  CHECK(value_with_se(0.5, 2.4e-7) == "0.50000000 \u00b1 0.00000024");     // capped at 8 decimals
   CHECK(value_with_se(0.5, kNaN) == "0.5000 \u00b1 0.0000");
   CHECK(value_with_se(kNaN, 0.1) == "n/a");
 }
@@ -97,7 +95,7 @@ TEST_CASE("range modes: one large cell swamps 'all' but not 'visible' or 'robust
   fit_range(visible, RangeMode::visible, false, true);
   CHECK(visible.lo == doctest::Approx(4.01));  // offset 1
   CHECK(visible.hi == doctest::Approx(4.09));  // offset 9
-  CHECK(visible.above);  // the (0,0) cell is clipped, and the colorbar says so
+  CHECK(visible.above);                        // the (0,0) cell is clipped, and the colorbar says so
   CHECK_FALSE(visible.below);
 
   PanelData robust = base;
@@ -112,11 +110,13 @@ TEST_CASE("centred ranges are symmetric; an all-zero panel gets the noise scale,
   fit_range(p, RangeMode::all, true, false);
   CHECK(p.lo == -p.hi);
   CHECK(p.hi == doctest::Approx(0.005));  // the largest |value|: 0.001 * (5 - 0) and 0.001 * (5 - 10)
-  PanelData zero = triangle(6, [](int, int) { return 0.0; }, 0.002);
+  PanelData zero = triangle(
+      6, [](int, int) { return 0.0; }, 0.002);
   fit_range(zero, RangeMode::robust, true, false);
   CHECK(zero.hi == doctest::Approx(0.004));  // 2 SE
   CHECK(zero.lo == -zero.hi);
-  PanelData exact = triangle(6, [](int, int) { return 0.0; }, 0.0);
+  PanelData exact = triangle(
+      6, [](int, int) { return 0.0; }, 0.0);
   fit_range(exact, RangeMode::robust, true, false);
   CHECK(exact.hi == 1.0f);
   const auto ticks = colorbar_ticks(exact.lo, exact.hi);
@@ -125,12 +125,13 @@ TEST_CASE("centred ranges are symmetric; an all-zero panel gets the noise scale,
 }
 
 TEST_CASE("noise: cells within 2 SE of 0 are marked, others not") {
-  PanelData p = triangle(4, [](int i, int j) { return i == j ? 0.0 : 0.05 * (i - j); }, 0.03);
+  PanelData p = triangle(
+      4, [](int i, int j) { return i == j ? 0.0 : 0.05 * (i - j); }, 0.03);
   mark_noise(p);
-  CHECK(p.noise[0] == 1);           // 0 <= 2 SE
-  CHECK(p.noise[1 * 4 + 0] == 1);   // 0.05 <= 0.06
-  CHECK(p.noise[2 * 4 + 0] == 0);   // 0.10 > 0.06
-  CHECK(p.noise[0 * 4 + 1] == 0);   // masked (NaN) cells are not noise
+  CHECK(p.noise[0] == 1);          // 0 <= 2 SE
+  CHECK(p.noise[1 * 4 + 0] == 1);  // 0.05 <= 0.06
+  CHECK(p.noise[2 * 4 + 0] == 0);  // 0.10 > 0.06
+  CHECK(p.noise[0 * 4 + 1] == 0);  // masked (NaN) cells are not noise
 }
 
 TEST_CASE("build_panel: cosines hide their whole diagonal; the range ignores it") {
@@ -147,7 +148,8 @@ TEST_CASE("build_panel: cosines hide their whole diagonal; the range ignores it"
   const PanelData shown = build_panel(*snap, 0, Quantity::cosine, Transform::raw, {false, RangeMode::all, true});
   CHECK(shown.value[0] == doctest::Approx(1.0));
   CHECK(shown.hi == doctest::Approx(1.0));  // 'all' with the diagonal shown: it sets the top
-  const PanelData diag = build_panel(*snap, 0, Quantity::score, Transform::diagonal_normalized, {true, RangeMode::robust, true});
+  const PanelData diag =
+      build_panel(*snap, 0, Quantity::score, Transform::diagonal_normalized, {true, RangeMode::robust, true});
   CHECK(diag.centred);
   CHECK(diag.noise.size() == diag.value.size());
 }
@@ -201,7 +203,7 @@ TEST_CASE("h(j): the closed form that applies, and the scaled inverse norms") {
   std::vector<double> v, se;
   scaled_inverse_norms(l, 3.0, v, se);
   CHECK(v[0] == doctest::Approx(3.0));
-  CHECK(v[1] == doctest::Approx(6.0));  // (2 * 3) / 1
+  CHECK(v[1] == doctest::Approx(6.0));   // (2 * 3) / 1
   CHECK(se[1] == doctest::Approx(0.6));  // delta method: 6 * 0.1 / 1
   CHECK(std::isnan(v[2]));
 }
@@ -216,7 +218,8 @@ TEST_CASE("figure layers text and the checked settings reader") {
   CHECK(layers == std::vector<int>{1, 2, 4});  // unchanged on error
 
   Settings s;
-  CHECK_THROWS_WITH_AS(apply_settings_json({{"nn", 3}}, s, "--set"), doctest::Contains("unknown setting 'nn'"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(apply_settings_json({{"nn", 3}}, s, "--set"), doctest::Contains("unknown setting 'nn'"),
+                       std::runtime_error);
   apply_settings_json({{"n", 12}}, s, "--set");
   CHECK(s.n == 12);
   CHECK(setting_keys().size() == 23);
@@ -275,144 +278,6 @@ TEST_CASE("choosing the random-weight family without gamma gives it its default 
   CHECK(t.gamma == 0.25);
   apply_settings_json({{"gamma", 0.5}}, t, "--set");  // already random weights: gamma as given
   CHECK(t.gamma == 0.5);
-  CHECK_THROWS_WITH_AS(apply_settings_json({{"model", "gpt"}}, t, "--set"), doctest::Contains("parameter_free, random_weights"),
-                       std::runtime_error);
-}
-
-TEST_CASE("largest SE on screen: the panels' own record equals a pass over their cells, maps and norm bars") {
-  Settings s;
-  s.d = 16;
-  s.alpha = 0.5;
-  s.samples = 300;
-  s.n = 9;
-  s.layers = 2;
-  s.threads = 1;
-  const auto snap = run_to_completion(s);
-  auto brute = [](const std::vector<PanelData>& panels) {
-    double m = 0;
-    for (const auto& p : panels)
-      for (std::size_t e = 0; e < p.se.size() && e < p.value.size(); ++e)
-        if (std::isfinite(p.value[e]) && std::isfinite(p.se[e])) m = std::max(m, p.se[e]);
-    return m;
-  };
-  for (Quantity q : {Quantity::score, Quantity::weight, Quantity::cosine, Quantity::norm}) {
-    for (bool hide : {true, false}) {
-      CAPTURE(int(q));
-      ViewOptions view;
-      view.quantity = q;
-      view.hide_diagonal = hide;
-      const auto panels = build_panels(*snap, view);
-      REQUIRE(!panels.empty());
-      const double expect = brute(panels);
-      CHECK(expect > 0);
-      CHECK(largest_shown_se(panels) == expect);
-    }
-  }
-}
-
-namespace {
-// Two panel lists alike in every field and every bit (NaN equal to NaN).
-void check_same_panels(const std::vector<PanelData>& a, const std::vector<PanelData>& b) {
-  REQUIRE(a.size() == b.size());
-  auto same = [](const std::vector<double>& x, const std::vector<double>& y) {
-    if (x.size() != y.size()) return false;
-    for (std::size_t e = 0; e < x.size(); ++e)
-      if (!(x[e] == y[e] || (std::isnan(x[e]) && std::isnan(y[e])))) return false;
-    return true;
-  };
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    CAPTURE(k);
-    CHECK(a[k].layer == b[k].layer);
-    CHECK(a[k].n == b[k].n);
-    CHECK(a[k].norms == b[k].norms);
-    CHECK(same(a[k].value, b[k].value));
-    CHECK(same(a[k].se, b[k].se));
-    CHECK(a[k].noise == b[k].noise);
-    CHECK(a[k].lo == b[k].lo);
-    CHECK(a[k].hi == b[k].hi);
-    CHECK(a[k].centred == b[k].centred);
-    CHECK(a[k].below == b[k].below);
-    CHECK(a[k].above == b[k].above);
-    CHECK(std::string(a[k].metric_name) == b[k].metric_name);
-    CHECK((a[k].metric == b[k].metric || (std::isnan(a[k].metric) && std::isnan(b[k].metric))));
-    CHECK(a[k].max_se == b[k].max_se);
-  }
-}
-}  // namespace
-
-TEST_CASE("panels rebuilt in place equal fresh ones, whatever the panels held before") {
-  Settings a;
-  a.d = 16;
-  a.n = 12;
-  a.layers = 3;
-  a.samples = 200;
-  a.threads = 1;
-  Settings b = a;
-  b.n = 7;
-  b.layers = 2;
-  const auto sa = run_to_completion(a), sb = run_to_completion(b);
-  std::vector<PanelData> reused;
-  // Each view after another that left longer or shorter arrays, noise or none, more or fewer panels.
-  for (int round = 0; round < 2; ++round)
-    for (Tab tab : {Tab::attention, Tab::diagonal})
-      for (Quantity q : {Quantity::score, Quantity::cosine, Quantity::norm, Quantity::weight})
-        for (const auto* snap : {&sa, &sb}) {
-          CAPTURE(round);
-          CAPTURE(int(q));
-          ViewOptions view;
-          view.tab = tab;
-          view.quantity = q;
-          view.shared_range = round == 1;
-          build_panels(**snap, view, reused);
-          check_same_panels(reused, build_panels(**snap, view));
-        }
-}
-
-TEST_CASE("panel builder: its panels and texels are build_panels' and panel_texels', the newest request wins") {
-  Settings s;
-  s.d = 16;
-  s.n = 10;
-  s.layers = 2;
-  s.samples = 300;
-  s.threads = 1;
-  const auto snap = run_to_completion(s);
-  Settings t = s;
-  t.alpha = 0.9;
-  const auto other = run_to_completion(t);
-  int wakes = 0;
-  std::mutex m;
-  PanelBuilder builder([&] {
-    std::lock_guard lock(m);
-    ++wakes;
-  });
-  PanelBuilder::Result r;
-  CHECK_FALSE(builder.take(r));  // nothing asked yet
-  ViewOptions view;
-  view.tab = Tab::diagonal;
-  auto wait_idle_result = [&] {
-    for (int i = 0; i < 2000 && !builder.take(r); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  };
-  builder.request(other, view, 3);
-  builder.request(snap, view, 7);  // asked before the first started or after: the newest comes last
-  for (int i = 0; i < 2000; ++i) {
-    wait_idle_result();
-    if (r.snap == snap) break;
-  }
-  REQUIRE(r.snap == snap);
-  CHECK(r.tag == 7);
-  CHECK(r.view == view);
-  check_same_panels(r.panels, build_panels(*snap, view));
-  REQUIRE(r.texels.size() == r.panels.size());
-  for (std::size_t k = 0; k < r.panels.size(); ++k) {
-    std::vector<float> expect;
-    panel_texels(r.panels[k], expect);
-    REQUIRE(r.texels[k].size() == expect.size());
-    CHECK(std::memcmp(r.texels[k].data(), expect.data(), expect.size() * sizeof(float)) == 0);  // NaN cells too
-    for (std::size_t e = 0; e < expect.size(); ++e)
-      if (r.panels[k].noise.size() > e && r.panels[k].noise[e]) CHECK(std::isinf(r.texels[k][e]));
-  }
-  for (int i = 0; i < 2000 && !builder.idle(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  CHECK(builder.idle());
-  std::lock_guard lock(m);
-  CHECK(wakes >= 1);
+  CHECK_THROWS_WITH_AS(apply_settings_json({{"model", "gpt"}}, t, "--set"),
+                       doctest::Contains("parameter_free, random_weights"), std::runtime_error);
 }

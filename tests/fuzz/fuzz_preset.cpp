@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "figure.hpp"
+#include "model/figure/figure.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,0 +1,389 @@
+// The left column: every setting of docs/model.md sections 1-2 with a tooltip that says what it is,
+// which paper and equation it comes from, and its range; then the view options.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "core/model/settings_text.hpp"
+#include "model/format.hpp"
+#include "window/live/live.hpp"
+
+namespace maskscope::gui {
+
+void explain(const char* text) {
+  if (!ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) return;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+namespace {
+
+// Greys the next controls when they do not apply to the chosen model family; the tooltip says why.
+struct FamilyOnly {
+  bool off;
+  explicit FamilyOnly(bool applies) : off(!applies) { ImGui::BeginDisabled(off); }
+  ~FamilyOnly() { ImGui::EndDisabled(); }
+};
+
+const char* kParameterFreeOnly =
+    "\n\n(Greyed: applies to the parameter-free model only; the random-weight network "
+    "reads token embeddings, not these inputs, and scales its scores by 1/sqrt(d_h).)";
+const char* kRandomWeightsOnly = "\n\n(Greyed: applies to the random-weight network only; choose it under 'model'.)";
+
+// Explains the last item, adding why it is greyed when it is.
+void explain_family(const std::string& text, bool off, const char* why) { explain((off ? text + why : text).c_str()); }
+
+void family_controls(Settings& s) {
+  int model = static_cast<int>(s.model);
+  if (ImGui::Combo("model", &model, "parameter-free\0random weights\0")) {
+    const bool was_random_weights = s.random_weights();
+    s.model = static_cast<Model>(model);
+    // Family defaults (docs/model.md section 7): a GPT-2 block has its residual; one head where heads do not exist.
+    apply_family_default_gamma(s, was_random_weights, /*gamma_given=*/false);
+    if (s.random_weights()) {
+      if (s.d > Limits::rw_d_max) s.d = 384;
+      if (s.d % s.heads != 0) s.heads = 1;
+    } else {
+      s.heads = 1;
+    }
+  }
+  explain(
+      "Model family (docs/model.md section 7). parameter-free: the decoder of LN-recency and Behind RoPE, no weights, "
+      "inputs with anisotropy alpha. random weights: a GPT-2 / NanoGPT decoder with random initialization, "
+      "token embeddings, H heads, an optional MLP and no positional encoding (Zuo et al. Sec. 5.1): position "
+      "emerges after the first causal layer all the same.");
+}
+
+void random_network_controls(Settings& s) {
+  const FamilyOnly guard(s.random_weights());
+  const bool off = guard.off;
+  int heads = s.heads;
+  if (ImGui::SliderInt("heads", &heads, Limits::heads_min, 16, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+    // Only divisors of d: step to the nearest one in the direction of the move.
+    const int dir = heads > s.heads ? 1 : -1;
+    while (heads >= 1 && heads <= 64 && s.d % heads != 0) heads += dir;
+    if (heads >= 1 && heads <= 64 && s.d % heads == 0) s.heads = heads;
+  }
+  explain_family(
+      "Attention heads H; d must be divisible by H (head width d_h = d / H), so the slider steps over "
+      "divisors of d. Maps show the mean over heads, or one head (View). Zuo et al. use 6 heads at d 384.",
+      off, kRandomWeightsOnly);
+  int log2v = 0;
+  while ((std::int64_t(1) << (log2v + 1)) <= s.vocab && log2v < 20) ++log2v;
+  char vlabel[32];
+  std::snprintf(vlabel, sizeof vlabel, "%lld", static_cast<long long>(s.vocab));
+  if (ImGui::SliderInt("vocab", &log2v, 0, 20, vlabel, ImGuiSliderFlags_NoInput)) s.vocab = std::int64_t(1) << log2v;
+  explain_family(
+      "Vocabulary size V: token ids are uniform over V, so small V repeats tokens (as real text does). "
+      "Powers of two from 1 to 2^20 here (CLI: 1 to 10^9).",
+      off, kRandomWeightsOnly);
+  ImGui::Checkbox("MLP", &s.mlp);
+  explain_family("The block's MLP, GELU(Norm(h) W_1) W_2 with width 4d (GELU with erf), after attention.", off,
+                 kRandomWeightsOnly);
+  const double mmin = -10, mmax = 10;
+  ImGui::SliderScalar("init mean", ImGuiDataType_Double, &s.init_mean, &mmin, &mmax, "%.2f",
+                      ImGuiSliderFlags_AlwaysClamp);
+  explain_family("Mean mu of every initial weight (Zuo et al. Table 4: 0, 4, 8). Slider -10 to 10 (CLI: -100 to 100).",
+                 off, kRandomWeightsOnly);
+  const double smin = 1e-4, smax = 10;
+  ImGui::SliderScalar("init std", ImGuiDataType_Double, &s.init_std, &smin, &smax, "%.4g",
+                      ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+  explain_family(
+      "Standard deviation sigma of the initial weights (NanoGPT: 0.02; Zuo et al. Table 5: 0.002, 0.02, "
+      "0.2). W_O and W_2 get sigma / sqrt(2 L) (GPT-2's scaled residual projections).",
+      off, kRandomWeightsOnly);
+  bool own = s.embed_std.has_value();
+  if (ImGui::Checkbox("own embedding std", &own)) s.embed_std = own ? std::optional<double>(s.init_std) : std::nullopt;
+  explain_family(
+      "Give the embedding table its own standard deviation instead of init std. The balance between the "
+      "token-specific embedding (norm sigma sqrt(d)) and the running mean that causal attention adds "
+      "decides whether adjacency shows: at d 384 it does (about 0.8), at d 64 barely (about 0.51).",
+      off, kRandomWeightsOnly);
+  if (own) {
+    double e = *s.embed_std;
+    if (ImGui::SliderScalar("embed std", ImGuiDataType_Double, &e, &smin, &smax, "%.4g",
+                            ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
+      s.embed_std = e;
+    explain_family("Standard deviation of the embedding table.", off, kRandomWeightsOnly);
+  }
+  int weights = static_cast<int>(s.weights);
+  if (ImGui::Combo("weights", &weights, "new network per sample\0one fixed network\0"))
+    s.weights = static_cast<WeightsMode>(weights);
+  explain_family(
+      "per sample: every Monte Carlo sample draws a fresh network, so the maps are expectations over "
+      "initializations. fixed: one network from the weight seed; samples vary the tokens only (Zuo et al. "
+      "average one network over 256 inputs).",
+      off, kRandomWeightsOnly);
+  if (s.weights == WeightsMode::fixed) {
+    std::uint64_t step = 1;
+    ImGui::InputScalar("weight seed", ImGuiDataType_U64, &s.weight_seed, &step);
+    explain_family("Seed of the fixed network.", off, kRandomWeightsOnly);
+  }
+}
+
+void model_controls(Settings& s, float label_w) {
+  family_controls(s);
+  const bool rw = s.random_weights();
+  if (rw) {
+    int d = s.d;
+    if (ImGui::InputInt("d (width)", &d, 64, 256)) s.d = std::clamp(d, Limits::d_min, Limits::rw_d_max);
+    explain("Token width d, 1 to 4096 for the random-weight network (Zuo et al.: 384). Type a value or step by 64.");
+  } else {
+    int log2d = 0;
+    while ((1 << (log2d + 1)) <= s.d && log2d < 12) ++log2d;
+    char dlabel[32];
+    std::snprintf(dlabel, sizeof dlabel, "%d", s.d);
+    if (ImGui::SliderInt("d (width)", &log2d, 0, 12, dlabel, ImGuiSliderFlags_NoInput)) s.d = 1 << log2d;
+    explain(
+        "Token width d (docs/model.md section 1). Larger d concentrates the inner products: the layer-1 "
+        "recency bias of LayerNorm shrinks as d grows (LN-recency Sec. 3: RP 0.6382 at d 16, 0.5544 at d 64). "
+        "Slider: powers of two, 1 to 4096 (CLI: 1 to 65536).");
+  }
+  ImGui::SliderInt("n (tokens)", &s.n, Limits::n_min, Limits::n_max, "%d",
+                   ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+  explain(
+      "Sequence length n: the maps are n x n (query i down, key j across, 0-based). Range 1 to 512. "
+      "RP needs n >= 3, the adjacency score n >= 3.");
+  ImGui::SliderInt("layers", &s.layers, Limits::layers_min, Limits::layers_max, "%d", ImGuiSliderFlags_AlwaysClamp);
+  explain(
+      "Number of layers L (docs/model.md sections 2 and 7), 1 to 16. Position appears from layer 2 on in the "
+      "parameter-free model (layer 1 sees exchangeable inputs, Behind RoPE Sec. 3), and right after the first "
+      "causal layer in a random network's hidden states (Zuo et al.).");
+  {
+    const FamilyOnly guard(!rw);
+    const double amin = Limits::alpha_min, amax = Limits::alpha_max;
+    ImGui::SliderScalar("alpha", ImGuiDataType_Double, &s.alpha, &amin, &amax, "%.2f", ImGuiSliderFlags_AlwaysClamp);
+    explain_family(
+        "Input anisotropy alpha in [0, 1]: x_i = (eps_i + c v) / sqrt(d), c = sqrt(alpha / (1 - alpha)), so "
+        "E[cos(x_i, x_j)] -> alpha (LN-recency Eq. 6). Anisotropic inputs amplify the recency bias.",
+        guard.off, kParameterFreeOnly);
+  }
+  if (rw) {
+    ImGui::Spacing();
+    ImGui::TextDisabled("Random network");
+  }
+  random_network_controls(s);
+  if (!rw) ImGui::Spacing();
+
+  int norm = static_cast<int>(s.norm);
+  if (ImGui::Combo("norm", &norm, "none\0l2\0layernorm\0rmsnorm\0")) s.norm = static_cast<Norm>(norm);
+  explain(
+      "Y = Norm(X) before the scores (docs/model.md section 2). none: no positional bias beyond the mask "
+      "(LN-recency Prop. 1, RP 0.5); layernorm: recency (LN-recency Sec. 3); l2: Behind RoPE's setting.");
+  {
+    const FamilyOnly guard(!rw);
+    int scale = static_cast<int>(s.scale);
+    if (ImGui::Combo("score scale", &scale, "1\0001/sqrt(d)\0001/d\0")) s.scale = static_cast<Scale>(scale);
+    explain_family(
+        "S = scale * Q K^T. 1/sqrt(d): LN-recency (and standard attention); 1: Behind RoPE Sec. 3.2; "
+        "1/d: Behind RoPE Fig. 7.",
+        guard.off, kParameterFreeOnly);
+  }
+
+  bool residual = s.gamma > 0;
+  if (ImGui::Checkbox("residual", &residual)) s.gamma = residual ? 1.0 : 0.0;
+  explain(
+      "Residual connection X' = A Y + gamma X (docs/model.md section 2). The residual damps the recency bias "
+      "(LN-recency Sec. 3: RP 0.6382 -> 0.5931 at d 16). gamma in [0, 1].");
+  if (residual) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-label_w - ImGui::GetCursorPosX() + ImGui::GetStyle().WindowPadding.x);
+    const double gmin = 0.01, gmax = Limits::gamma_max;
+    ImGui::SliderScalar("gamma", ImGuiDataType_Double, &s.gamma, &gmin, &gmax, "%.2f", ImGuiSliderFlags_AlwaysClamp);
+    explain("Residual strength gamma in (0, 1].");
+  }
+
+  bool rope = s.rope();
+  if (ImGui::Checkbox("RoPE", &rope)) s.rope_base = rope ? 10000.0 : 0.0;
+  explain(
+      "Rotary position embedding on Q and K (Su et al., RoFormer Eq. 34); values are not rotated. "
+      "Without the mask RoPE is purely relative; with the causal mask the pattern becomes absolute "
+      "(Behind RoPE Fig. 4 and 10). Needs even d.");
+  if (rope) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-label_w - ImGui::GetCursorPosX() + ImGui::GetStyle().WindowPadding.x);
+    const double bmin = 2.0, bmax = 1e6;
+    ImGui::SliderScalar("base", ImGuiDataType_Double, &s.rope_base, &bmin, &bmax, "%.0f",
+                        ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+    explain("RoPE base theta: pair p turns by i * theta^(-2p/d). 10000 in the papers; slider 2 to 1e6.");
+  }
+
+  int mask = static_cast<int>(s.mask);
+  if (ImGui::Combo("mask", &mask, "causal\0bidirectional\0sliding window\0")) s.mask = static_cast<MaskKind>(mask);
+  explain(
+      "Which keys a query sees (docs/model.md section 2): causal j <= i (the source of position), bidirectional "
+      "all j (exchangeable tokens: RP and adjacency 0.5), sliding window i - w < j <= i.");
+  if (s.mask == MaskKind::window) {
+    s.window = std::clamp(s.window, 1, s.n);
+    ImGui::SliderInt("window w", &s.window, 1, s.n, "%d", ImGuiSliderFlags_AlwaysClamp);
+    explain("Window width w in [1, n]: query i sees keys i - w < j <= i.");
+  }
+  const FamilyOnly guard(!rw);
+  ImGui::Checkbox("unit-norm inputs", &s.unit_input);
+  explain_family("Rescale every input x_i to unit L2 norm (Behind RoPE Sec. 3.2 assumes it; its closed forms need it).",
+                 guard.off, kParameterFreeOnly);
+}
+
+void monte_carlo_controls(Controller& controller, Settings& s) {
+  bool automatic = controller.auto_samples();
+  if (ImGui::Checkbox("auto", &automatic)) controller.set_auto_samples(automatic);
+  explain(
+      "Auto sample count: about five seconds of both cores at any size (100,000 at n 10, d 64, L 4; "
+      "fewer at large n, at least 500). Untick to choose the count yourself.");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(automatic);
+  std::int64_t smin = 500, smax = 100'000'000;
+  ImGui::SliderScalar("samples", ImGuiDataType_S64, &s.samples, &smin, &smax, "%lld",
+                      ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+  ImGui::EndDisabled();
+  explain(
+      "Monte Carlo samples: every map and metric is a mean over samples, with its standard error. "
+      "The papers use 10^5 (Behind RoPE) and 10^7 (LN-recency). The view refines while they arrive.");
+  std::uint64_t step = 1;
+  ImGui::InputScalar("seed", ImGuiDataType_U64, &s.seed, &step);
+  explain("Random seed. Same seed, same numbers, whatever the thread count.");
+  const int hw = std::max(1, int(std::thread::hardware_concurrency()));
+  int threads = s.threads == 0 ? hw : s.threads;
+  if (ImGui::SliderInt("threads", &threads, 1, hw, "%d", ImGuiSliderFlags_AlwaysClamp)) s.threads = threads;
+  explain("Worker threads (1 to the machine's cores). Changes speed only, never the numbers.");
+}
+
+void view_controls(ViewOptions& view, const Settings& s) {
+  int q = static_cast<int>(view.quantity);
+  if (ImGui::Combo("show", &q, "scores S\0weights A\0cosine of outputs\0norms of outputs\0"))
+    view.quantity = static_cast<Quantity>(q);
+  explain(
+      "Scores S = scale Q K^T (pre-softmax), weights A = softmax(S), the cosine similarity of the layer's "
+      "outputs (Zuo et al., whose adjacency score reads it), or their norms ||x_i|| per position (Chi et al.'s "
+      "variance signal; Zuo et al. Table 6). For the random-weight network, cosines and norms start at layer 0, "
+      "the embeddings.");
+  {
+    const bool heads = s.random_weights() && s.heads > 1;
+    const FamilyOnly guard(heads && (view.quantity == Quantity::score || view.quantity == Quantity::weight));
+    if (!heads) view.head = -1;
+    view.head = std::min(view.head, s.heads - 1);
+    int h = view.head + 1;
+    if (ImGui::SliderInt("head", &h, 0, std::max(1, s.heads), h == 0 ? "mean of heads" : "head %d",
+                         ImGuiSliderFlags_AlwaysClamp))
+      view.head = h - 1;
+    explain_family(
+        "Score and weight maps and RP of one head, or their mean over heads (0). Cosines and norms belong "
+        "to the layer, not to a head.",
+        guard.off, "\n\n(Greyed: needs the random-weight network with several heads, showing S or A.)");
+  }
+  int range = static_cast<int>(view.range);
+  if (ImGui::Combo("colour range", &range, "all cells\0visible cells\0robust (1%-99%)\0"))
+    view.range = static_cast<RangeMode>(range);
+  explain(
+      "all cells: min to max, so one large cell (the (0,0) score sqrt(d)) can swamp the rest; visible: "
+      "leaves out the hidden diagonal; robust: the 1% and 99% quantiles of the visible cells. Clipped "
+      "values are marked by triangles on the colorbar.");
+  int seq = static_cast<int>(view.sequential);
+  if (ImGui::Combo("colormap", &seq, "rocket\0viridis\0magma\0")) view.sequential = static_cast<ColormapId>(seq);
+  explain("Sequential map for scores, weights and cosines (perceptually uniform, from matplotlib / seaborn).");
+  int div = static_cast<int>(view.diverging) - static_cast<int>(ColormapId::rdbu);
+  if (ImGui::Combo("diverging", &div, "RdBu\0coolwarm\0"))
+    view.diverging = static_cast<ColormapId>(div + static_cast<int>(ColormapId::rdbu));
+  explain("Diverging map, centred on 0, for the diagonal-normalized view.");
+  ImGui::Checkbox("hide diagonal (except row 0)", &view.hide_diagonal);
+  explain(
+      "Mask the diagonal, as LN-recency Fig. 1 does: S_ii = ||y_i||^2 scale dominates every row. Row 0 keeps "
+      "its only cell. For cosines the whole diagonal (always 1) is hidden.");
+  ImGui::Checkbox("grey noise (|value| < 2 SE)", &view.grey_noise);
+  explain(
+      "In the diagonal-normalized view, grey the cells whose value is within 2 standard errors of 0, so "
+      "that noise looks like noise and not like structure.");
+  ImGui::Checkbox("one colour range for all layers", &view.shared_range);
+  explain("Share one range across the layer panels, so colours compare across layers.");
+  if (ImGui::Checkbox("light theme", &view.light_theme)) {
+    if (view.light_theme) ImGui::StyleColorsLight();
+    else ImGui::StyleColorsDark();
+  }
+  explain("Light theme: better on projectors and in screenshots for slides.");
+}
+
+}  // namespace
+
+void draw_controls(Controller& controller, ViewOptions& view, std::vector<SettingError>& edit_errors, float ui_scale) {
+  Settings s = controller.settings();
+  const Settings before = s;
+  const float label_w = 110.0f * ui_scale;
+  ImGui::PushItemWidth(-label_w);
+  ImGui::TextUnformatted("Model");
+  ImGui::Separator();
+  model_controls(s, label_w);
+  ImGui::Spacing();
+  ImGui::TextUnformatted("Monte Carlo");
+  ImGui::Separator();
+  monte_carlo_controls(controller, s);
+  if (!(s == before)) {
+    if (s.samples != before.samples) controller.set_auto_samples(false);
+    edit_errors = controller.edit(s);
+  }
+  if (controller.settings() == s) edit_errors.clear();
+  for (const auto& e : edit_errors) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.9f, 0.3f, 0.25f, 1.0f));
+    ImGui::TextWrapped("%s: %s", e.setting.c_str(), e.message.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (!ImGui::IsAnyItemActive()) controller.commit_undo_point();
+
+  ImGui::Spacing();
+  if (ImGui::Button("Reset")) controller.reset_to_defaults(Settings{});
+  explain("Back to the defaults (n 10, d 64, 4 layers, LN, alpha 0.5, causal). Undo brings you back.");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!controller.can_undo());
+  if (ImGui::Button("Undo")) controller.undo();
+  ImGui::EndDisabled();
+  explain("Undo the last settings change (Ctrl+Z).");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!controller.can_redo());
+  if (ImGui::Button("Redo")) controller.redo();
+  ImGui::EndDisabled();
+  explain("Redo (Ctrl+Shift+Z or Ctrl+Y).");
+  ImGui::SameLine();
+  if (ImGui::Button(controller.paused() ? "Resume" : "Pause")) controller.set_paused(!controller.paused());
+  explain("Pause or resume the live simulation (the numbers so far stay on screen).");
+
+  ImGui::Spacing();
+  ImGui::TextUnformatted("View");
+  ImGui::Separator();
+  view_controls(view, controller.settings());
+  ImGui::PopItemWidth();
+}
+
+TensorAction draw_tensor_controls(const Controller& controller, ViewOptions& view, const TensorInfo& info,
+                                  float ui_scale) {
+  TensorAction action = TensorAction::none;
+  const float label_w = 110.0f * ui_scale;
+  ImGui::PushItemWidth(-label_w);
+  ImGui::TextUnformatted("Real model");
+  ImGui::Separator();
+  ImGui::TextWrapped("%s", info.model.empty() ? "(no model name)" : info.model.c_str());
+  ImGui::TextDisabled("%s", info.folder.c_str());
+  ImGui::Text("%d prompts, %d layers x %d heads", info.prompts, info.layers, info.heads);
+  ImGui::Text("T = %d tokens, %s mask", info.tokens, info.mask.c_str());
+  ImGui::Text("hidden states: %s", info.d > 0 ? ("d = " + std::to_string(info.d)).c_str() : "none (no cosines)");
+  ImGui::Text("weights: %s", info.weights_given ? "given" : "softmax of the logits");
+  explain(
+      "Every map and metric is the simulation's, computed on these tensors: each prompt is one sample, so the "
+      "numbers are means over prompts and the standard errors are over prompts.");
+  ImGui::Spacing();
+  if (ImGui::Button("Compare with the simulation")) action = TensorAction::compare;
+  explain("A figure with this model's maps beside the parameter-free decoder's prediction at the same n (Figure tab).");
+  if (ImGui::Button("Back to the simulation")) action = TensorAction::close;
+  explain("Close the tensors; the simulation shown before comes back.");
+  ImGui::Spacing();
+  ImGui::TextUnformatted("View");
+  ImGui::Separator();
+  view_controls(view, controller.settings());
+  ImGui::PopItemWidth();
+  return action;
+}
+
+}  // namespace maskscope::gui

@@ -1,0 +1,42 @@
+// Back-buffer capture and PNG writing (stb_image_write).
+#include "window/screenshot.hpp"
+
+#include <epoxy/gl.h>
+#include <stb_image_write.h>
+
+#include <algorithm>
+
+#include "core/formats/atomic_file.hpp"
+
+namespace maskscope::gui {
+
+ScreenshotBuffer capture_screenshot(const ScreenshotOptions& options) {
+  ScreenshotBuffer b;
+  b.width = options.width;
+  b.height = options.height;
+  const std::size_t row = std::size_t(b.width) * 4;
+  std::vector<unsigned char> bottom_up(row * std::size_t(b.height));
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, b.width, b.height, GL_RGBA, GL_UNSIGNED_BYTE, bottom_up.data());
+  b.rgba.resize(bottom_up.size());
+  for (int y = 0; y < b.height; ++y)  // GL's rows run bottom to top
+    std::copy_n(bottom_up.data() + row * std::size_t(b.height - 1 - y), row, b.rgba.data() + row * std::size_t(y));
+  if (options.opaque)
+    for (std::size_t k = 3; k < b.rgba.size(); k += 4) b.rgba[k] = 255;
+  return b;
+}
+
+bool save_screenshot(const std::string& path, const ScreenshotOptions& options, std::string& error) {
+  const ScreenshotBuffer b = capture_screenshot(options);
+  return write_atomically(
+      path,
+      [&](const std::string& tmp) {
+        return stbi_write_png(tmp.c_str(), b.width, b.height, 4, b.rgba.data(), b.width * 4)
+                   ? std::string()
+                   : "cannot write '" + tmp + "'";
+      },
+      error);
+}
+
+}  // namespace maskscope::gui
