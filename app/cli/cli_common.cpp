@@ -55,7 +55,8 @@ std::vector<SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) {
   const bool was_random_weights = f.s.random_weights();
   for (const SettingFlag& sf : setting_flags()) {
     if (cmd.count(std::string("--") + sf.flag) == 0) continue;
-    convert_flag(errors, sf.flag, [&] { setting_from_text(sf.key, f.text[sf.flag], f.s); }, sf.key);
+    convert_flag(
+        errors, sf.flag, [&] { setting_from_text(sf.key, f.text[sf.flag], f.s); }, sf.key);
   }
   // A flag of the other family would be silently ignored: refuse it instead.
   for (const SettingFlag& sf : setting_flags()) {
@@ -74,8 +75,9 @@ std::vector<SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) {
   }
   if (cmd.get_option_no_throw("--save-tensors") != nullptr && cmd.count("--save-tensors") > 0) {
     if (f.s.samples > kSaveTensorsMax)
-      errors.push_back({"save-tensors", "writes every sample's tensors: use --samples <= " + std::to_string(kSaveTensorsMax) +
-                                            " (this run has " + std::to_string(f.s.samples) + ")"});
+      errors.push_back(
+          {"save-tensors", "writes every sample's tensors: use --samples <= " + std::to_string(kSaveTensorsMax) +
+                               " (this run has " + std::to_string(f.s.samples) + ")"});
     if (cmd.count("--shard") > 0) errors.push_back({"save-tensors", "cannot be combined with --shard"});
   }
   if (cmd.get_option_no_throw("--shard") != nullptr && cmd.count("--shard") > 0 && errors.empty())

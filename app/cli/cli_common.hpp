@@ -25,8 +25,8 @@ struct RunFlags {
   std::map<std::string, std::string> text;  // flag -> value as typed (only the flags given)
   std::string out;
   bool quiet = false;
-  std::string save_tensors;                 // --save-tensors DIR
-  std::string shard_text;                   // --shard K/N as typed
+  std::string save_tensors;  // --save-tensors DIR
+  std::string shard_text;    // --shard K/N as typed
   std::int64_t shard_k = 1, shard_n = 1;
 };
 

@@ -28,30 +28,45 @@ CLI::App* add_bench(CLI::App& app, BenchFlags& b) {
 int cmd_bench(BenchFlags& b) {
   std::vector<SettingError> errors;
   convert_flag(errors, "threads", [&] {
-    b.threads = int(whole_number("threads", number_from_text("threads", b.threads_text), Limits::threads_min,
-                                     Limits::threads_max));
+    b.threads = int(
+        whole_number("threads", number_from_text("threads", b.threads_text), Limits::threads_min, Limits::threads_max));
   });
-  convert_flag(errors, "seconds", [&] {
-    b.seconds = real_number("seconds", number_from_text("seconds", b.seconds_text), 0.01, 600);
-  });
+  convert_flag(errors, "seconds",
+               [&] { b.seconds = real_number("seconds", number_from_text("seconds", b.seconds_text), 0.01, 600); });
   if (!errors.empty()) return report_invalid(errors);
   struct Case {
     const char* name;
     Settings s;
   };
   Settings a;  // n 10, d 64, L 4, LN, alpha 0.5 (LN-recency)
-  a.n = 10; a.d = 64; a.layers = 4; a.norm = Norm::layernorm; a.scale = Scale::sqrt_d; a.alpha = 0.5;
+  a.n = 10;
+  a.d = 64;
+  a.layers = 4;
+  a.norm = Norm::layernorm;
+  a.scale = Scale::sqrt_d;
+  a.alpha = 0.5;
   Settings c;  // n 50, d 64, L 4, l2, gamma 1, alpha 0.2 (Behind RoPE)
-  c.n = 50; c.d = 64; c.layers = 4; c.norm = Norm::l2; c.scale = Scale::one; c.gamma = 1.0;
-  c.alpha = 0.2; c.unit_input = true;
+  c.n = 50;
+  c.d = 64;
+  c.layers = 4;
+  c.norm = Norm::l2;
+  c.scale = Scale::one;
+  c.gamma = 1.0;
+  c.alpha = 0.2;
+  c.unit_input = true;
   // Zuo et al.'s setting (docs/model.md section 7): L 6, d 384, H 6, n 22, MLP, mu 0, sigma 0.02.
   Settings z;
   z.model = Model::random_weights;
-  z.n = 22; z.d = 384; z.heads = 6; z.layers = 6; z.gamma = 1.0;
+  z.n = 22;
+  z.d = 384;
+  z.heads = 6;
+  z.layers = 6;
+  z.gamma = 1.0;
   Settings zf = z;
   zf.weights = WeightsMode::fixed;
-  for (Case k : {Case{"n10_d64_L4_layernorm_alpha0.5", a}, Case{"n50_d64_L4_l2_gamma1_alpha0.2", c},
-                 Case{"random_weights_n22_d384_H6_L6_per_sample", z}, Case{"random_weights_n22_d384_H6_L6_fixed", zf}}) {
+  for (Case k :
+       {Case{"n10_d64_L4_layernorm_alpha0.5", a}, Case{"n50_d64_L4_l2_gamma1_alpha0.2", c},
+        Case{"random_weights_n22_d384_H6_L6_per_sample", z}, Case{"random_weights_n22_d384_H6_L6_fixed", zf}}) {
     k.s.threads = b.threads;
     k.s.samples = Limits::samples_max;
     Run run(k.s);
@@ -59,8 +74,8 @@ int cmd_bench(BenchFlags& b) {
     run.cancel();
     run.wait();
     auto snap = run.snapshot();
-    std::printf("%-42s %12.0f samples/s  (%lld samples in %.2f s, %d threads, %s kernel)\n", k.name, snap->samples_per_s,
-                static_cast<long long>(snap->samples_done), snap->elapsed_s, resolved_threads(k.s),
+    std::printf("%-42s %12.0f samples/s  (%lld samples in %.2f s, %d threads, %s kernel)\n", k.name,
+                snap->samples_per_s, static_cast<long long>(snap->samples_done), snap->elapsed_s, resolved_threads(k.s),
                 kernel_name(k.s).c_str());
     std::fflush(stdout);
   }
@@ -92,10 +107,11 @@ int cmd_bench(BenchFlags& b) {
       rate = run.snapshot()->samples_per_s;
     }
     std::sort(first_ms.begin(), first_ms.end());
-    std::printf("n%d_d64_L4_layernorm_alpha0.5 first snapshot: median %.1f ms, max %.1f ms over 7 runs; %.0f samples/s "
-                "(%lld samples), peak memory %.0f MiB (%s)\n",
-                n, first_ms[3], first_ms[6], rate, static_cast<long long>(samples), peak_resident_mib(),
-                own_peak ? "this case's" : "the process's");
+    std::printf(
+        "n%d_d64_L4_layernorm_alpha0.5 first snapshot: median %.1f ms, max %.1f ms over 7 runs; %.0f samples/s "
+        "(%lld samples), peak memory %.0f MiB (%s)\n",
+        n, first_ms[3], first_ms[6], rate, static_cast<long long>(samples), peak_resident_mib(),
+        own_peak ? "this case's" : "the process's");
     std::fflush(stdout);
     // A settings change as the window makes it: the refining run is abandoned (its workers stop
     // within a layer, its picture at the next layer) and the new one starts at once, beside it.
@@ -119,9 +135,10 @@ int cmd_bench(BenchFlags& b) {
     run->wait();
     for (auto& r : retired) r->wait();
     std::sort(change_ms.begin(), change_ms.end());
-    std::printf("n%d_d64_L4_layernorm_alpha0.5 settings change while refining, to the new run's first snapshot: "
-                "median %.1f ms, max %.1f ms over 7 changes\n",
-                n, change_ms[3], change_ms[6]);
+    std::printf(
+        "n%d_d64_L4_layernorm_alpha0.5 settings change while refining, to the new run's first snapshot: "
+        "median %.1f ms, max %.1f ms over 7 changes\n",
+        n, change_ms[3], change_ms[6]);
     std::fflush(stdout);
   }
   std::fflush(stdout);

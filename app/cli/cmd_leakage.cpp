@@ -42,8 +42,9 @@ nlohmann::json or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) :
 }  // namespace
 
 CLI::App* add_leakage(CLI::App& app, LeakageFlags& f) {
-  auto* leakage = app.add_subcommand("leakage", "absolute-position leakage dR^2: the baseline and its identity-RoPE, "
-                                                "scrambled-RoPE and bidirectional ablations (Ruscio et al. Table 6)");
+  auto* leakage = app.add_subcommand("leakage",
+                                     "absolute-position leakage dR^2: the baseline and its identity-RoPE, "
+                                     "scrambled-RoPE and bidirectional ablations (Ruscio et al. Table 6)");
   add_setting_flags(*leakage, f.run);
   leakage->add_option("--out", f.run.out, "output file (default: standard output)");
   leakage->add_flag("--quiet", f.run.quiet, "no progress on stderr")->disable_flag_override();
@@ -56,17 +57,20 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
   const bool table = flags.table;
   auto errors = finish_settings(f, cmd);
   if (f.s.mask != MaskKind::causal)
-    errors.push_back({"mask", "the leakage table compares the causal mask with its bidirectional ablation; use --mask causal"});
+    errors.push_back(
+        {"mask", "the leakage table compares the causal mask with its bidirectional ablation; use --mask causal"});
   if (!errors.empty()) return report_invalid(errors);
   // Ablations on the same random draws (same seed): each differs from the baseline in one thing (004 Sec. 4).
-  std::vector<Ablation> rows = {{"baseline", "baseline", f.s}, {"identity_rope", "identity RoPE", f.s},
-                                {"scrambled_rope", "scrambled RoPE", f.s}, {"bidirectional", "bidirectional", f.s}};
+  std::vector<Ablation> rows = {{"baseline", "baseline", f.s},
+                                {"identity_rope", "identity RoPE", f.s},
+                                {"scrambled_rope", "scrambled RoPE", f.s},
+                                {"bidirectional", "bidirectional", f.s}};
   rows[1].s.rope_base = 0;
   rows[1].s.rope_scramble = 0;
   rows[2].s.rope_scramble = f.s.rope_scramble != 0 ? f.s.rope_scramble : 1;
   rows[3].s.mask = MaskKind::bidirectional;
   if (!f.s.rope()) rows[1].applies = rows[2].applies = false;  // nothing to remove or scramble
-  if (f.s.rope_scramble != 0) rows[2].applies = false;           // the baseline is already scrambled
+  if (f.s.rope_scramble != 0) rows[2].applies = false;         // the baseline is already scrambled
   for (Ablation& a : rows) {
     if (!a.applies) continue;
     if (!f.quiet) std::cerr << "maskscope-cli: leakage: " << a.title << " (" << f.s.samples << " samples)\n";
@@ -80,10 +84,15 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
       nlohmann::json ls = nlohmann::json::array();
       for (const auto& l : a.snap->layers) {
         nlohmann::json bins = nlohmann::json::array();
-        for (const auto& b : l.leakage.bins) bins.push_back({{"from", b.from}, {"to", b.to}, {"delta_r2", or_null(b.delta_r2)}});
-        ls.push_back({{"layer", l.layer}, {"delta_r2", or_null(l.leakage.delta_r2)}, {"delta_r2_se", or_null(l.leakage.delta_r2_se)},
-                      {"delta_r2_mean_map", or_null(l.leakage.delta_r2_mean_map)}, {"r2_base", or_null(l.leakage.r2_base)},
-                      {"weight_delta_r2", or_null(l.weight_leakage.delta_r2)}, {"delta_r2_bins", bins}});
+        for (const auto& b : l.leakage.bins)
+          bins.push_back({{"from", b.from}, {"to", b.to}, {"delta_r2", or_null(b.delta_r2)}});
+        ls.push_back({{"layer", l.layer},
+                      {"delta_r2", or_null(l.leakage.delta_r2)},
+                      {"delta_r2_se", or_null(l.leakage.delta_r2_se)},
+                      {"delta_r2_mean_map", or_null(l.leakage.delta_r2_mean_map)},
+                      {"r2_base", or_null(l.leakage.r2_base)},
+                      {"weight_delta_r2", or_null(l.weight_leakage.delta_r2)},
+                      {"delta_r2_bins", bins}});
       }
       entry["layers"] = std::move(ls);
     }
@@ -97,8 +106,9 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
     nlohmann::json row = {{"layer", int(l) + 1}};
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Leakage* c = cell(rows[k], l);
-      row[rows[k].name] = c ? nlohmann::json{{"delta_r2", or_null(c->delta_r2)}, {"delta_r2_se", or_null(c->delta_r2_se)}}
-                            : nlohmann::json(nullptr);
+      row[rows[k].name] =
+          c ? nlohmann::json{{"delta_r2", or_null(c->delta_r2)}, {"delta_r2_se", or_null(c->delta_r2_se)}}
+            : nlohmann::json(nullptr);
       if (k > 0)
         row[std::string(rows[k].name) + "_ratio"] =
             c ? nlohmann::json{{"value", or_null(ratio_to(c->delta_r2, b))},
@@ -119,10 +129,10 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
   if (table) {
     char buf[256];
     std::string t = "Absolute-position leakage dR^2 of the logits (Ruscio et al. Table 6), " + short_label(f.s) +
-                    ", n " + std::to_string(f.s.n) + ", d " + std::to_string(f.s.d) + ", " + std::to_string(base.samples_done) +
-                    " samples, seed " + std::to_string(f.s.seed) + "\n";
-    std::snprintf(buf, sizeof buf, "%-6s %-22s %-22s %-22s %-22s %9s %9s %9s %10s\n", "layer", "baseline", "identity RoPE",
-                  "scrambled RoPE", "bidirectional", "id/base", "scr/base", "bi/base", "mask share");
+                    ", n " + std::to_string(f.s.n) + ", d " + std::to_string(f.s.d) + ", " +
+                    std::to_string(base.samples_done) + " samples, seed " + std::to_string(f.s.seed) + "\n";
+    std::snprintf(buf, sizeof buf, "%-6s %-22s %-22s %-22s %-22s %9s %9s %9s %10s\n", "layer", "baseline",
+                  "identity RoPE", "scrambled RoPE", "bidirectional", "id/base", "scr/base", "bi/base", "mask share");
     t += buf;
     auto pm = [](const Leakage* c) {
       char b[64];
@@ -138,15 +148,19 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
     };
     for (std::size_t l = 0; l < base.layers.size(); ++l) {
       const Leakage& b = *cell(rows[0], l);
-      auto r = [&](std::size_t k) { const Leakage* c = cell(rows[k], l); return rt(c ? ratio_to(c->delta_r2, b) : NAN); };
+      auto r = [&](std::size_t k) {
+        const Leakage* c = cell(rows[k], l);
+        return rt(c ? ratio_to(c->delta_r2, b) : NAN);
+      };
       const Leakage* bi = cell(rows[3], l);
       std::snprintf(buf, sizeof buf, "%-6zu %-22s %-22s %-22s %-22s %9s %9s %9s %10s\n", l + 1, pm(&b).c_str(),
-                    pm(cell(rows[1], l)).c_str(), pm(cell(rows[2], l)).c_str(), pm(bi).c_str(), r(1).c_str(), r(2).c_str(),
-                    r(3).c_str(), rt(1.0 - ratio_to(bi->delta_r2, b)).c_str());
+                    pm(cell(rows[1], l)).c_str(), pm(cell(rows[2], l)).c_str(), pm(bi).c_str(), r(1).c_str(),
+                    r(2).c_str(), r(3).c_str(), rt(1.0 - ratio_to(bi->delta_r2, b)).c_str());
       t += buf;
     }
     if (!f.s.rope()) t += "(identity / scrambled RoPE: n/a, the baseline has no RoPE; add --rope 10000)\n";
-    t += "mask share = 1 - dR^2_bidirectional / dR^2_causal (Ruscio Eq. 5); \u00b1 one standard error; ratios only where "
+    t += "mask share = 1 - dR^2_bidirectional / dR^2_causal (Ruscio Eq. 5); \u00b1 one standard error; ratios only "
+         "where "
          "the baseline's dR^2 exceeds 3 SE\n";
     text = t;
   }

@@ -14,10 +14,12 @@
 namespace maskscope::cli {
 
 CLI::App* add_merge(CLI::App& app, MergeFlags& m) {
-  auto* merge = app.add_subcommand("merge", "add shards' partial sums (.msum) into the run's result: the same bits as one run");
+  auto* merge =
+      app.add_subcommand("merge", "add shards' partial sums (.msum) into the run's result: the same bits as one run");
   merge->add_option("files", m.files, "the shards' .msum files, in any order")->required();
-  merge->add_option("--out", m.out,
-                    "result JSON (default: standard output), or FILE.msum for merged partial sums (may cover part of the run)");
+  merge->add_option(
+      "--out", m.out,
+      "result JSON (default: standard output), or FILE.msum for merged partial sums (may cover part of the run)");
   return merge;
 }
 

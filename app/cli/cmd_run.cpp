@@ -51,10 +51,11 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
     const RunCost cost = estimate_cost(f.s, threads);
     if (cost.memory_bytes > available * 8 / 10) {
       const bool net = network_bytes(f.s) > 0;
-      errors.push_back({"n", "n = " + std::to_string(f.s.n) + ", layers = " + std::to_string(f.s.layers) +
-                                 (net ? ", d = " + std::to_string(f.s.d) + ", vocab = " + std::to_string(f.s.vocab) : "") +
-                                 " needs about " + bytes_text(cost.memory_bytes) + " even with 1 thread; this machine has " +
-                                 bytes_text(available) + " available. Lower " + (net ? "d, vocab, " : "") + "n or layers."});
+      errors.push_back(
+          {"n", "n = " + std::to_string(f.s.n) + ", layers = " + std::to_string(f.s.layers) +
+                    (net ? ", d = " + std::to_string(f.s.d) + ", vocab = " + std::to_string(f.s.vocab) : "") +
+                    " needs about " + bytes_text(cost.memory_bytes) + " even with 1 thread; this machine has " +
+                    bytes_text(available) + " available. Lower " + (net ? "d, vocab, " : "") + "n or layers."});
       return report_invalid(errors);
     }
     if (threads < wanted) {
@@ -77,8 +78,9 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
     if (!tty && now - last_line < std::chrono::seconds(2)) return;
     last_line = now;
     const double eta = rate > 0 ? double(range_samples - done) / rate : NAN;
-    std::fprintf(stderr, "%s%lld / %lld samples  %.0f samples/s  ETA %s%s", tty ? "\r" : "", static_cast<long long>(done),
-                 static_cast<long long>(range_samples), rate, format_eta(eta).c_str(), tty ? "   " : "\n");
+    std::fprintf(stderr, "%s%lld / %lld samples  %.0f samples/s  ETA %s%s", tty ? "\r" : "",
+                 static_cast<long long>(done), static_cast<long long>(range_samples), rate, format_eta(eta).c_str(),
+                 tty ? "   " : "\n");
   };
   PartialSums sums;
   sums.settings = f.s;
@@ -120,15 +122,15 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
   }
   if (!f.quiet)
     std::fprintf(stderr, "%sdone: %lld samples in %.2f s (%.0f samples/s, %d threads%s)\n", tty ? "\r" : "",
-                 static_cast<long long>(snap->samples_done), snap->elapsed_s, snap->samples_per_s, resolved_threads(f.s),
+                 static_cast<long long>(snap->samples_done), snap->elapsed_s, snap->samples_per_s,
+                 resolved_threads(f.s),
                  ranks > 1 ? (" on each of " + std::to_string(ranks) + " MPI ranks").c_str() : "");
   if (!f.save_tensors.empty()) {  // the raw per-sample tensors of this run, for `analyze` (round trip)
     Simulator sim(f.s, false, kernel);
     std::vector<SampleTrace> traces;
     if (f.s.random_weights())
       for (std::int64_t k = 0; k < f.s.samples; ++k) traces.push_back(sim.trace_sample(std::uint64_t(k)));
-    else
-      traces = sim.trace_block(0, f.s.samples);
+    else traces = sim.trace_block(0, f.s.samples);
     std::string error;
     if (!save_tensors(f.save_tensors, f.s, traces, error)) {
       std::cerr << "maskscope-cli: --save-tensors: " << error << "\n";

@@ -41,7 +41,8 @@ CLI::App* add_theory(CLI::App& app, TheoryFlags& t) {
 int cmd_theory(TheoryFlags& t, const CLI::App& cmd) {
   std::vector<SettingError> errors;
   if (t.kind != "h_of_j" && t.kind != "behind_rope_layer2" && t.kind != "ln_recency_s2")
-    errors.push_back({"kind", "'" + t.kind + "' is not a closed form; valid: h_of_j, behind_rope_layer2, ln_recency_s2"});
+    errors.push_back(
+        {"kind", "'" + t.kind + "' is not a closed form; valid: h_of_j, behind_rope_layer2, ln_recency_s2"});
   // Settings{}'s defaults, and the same strict conversion and ranges as run (strict_number.hpp).
   Settings cfg;
   for (const TheorySetting& ts : kTheorySettings)

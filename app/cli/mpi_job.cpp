@@ -56,7 +56,7 @@ void mpi_run(const MpiSession& mpi, const Settings& s, SegmentRange range, Exact
   // AVX2 round differently, and the exact reduction promises one process's bits.
   std::string kernel = kernel_name(s);
   if (const char* odd = std::getenv("MASKSCOPE_TEST_KERNEL_RANK"); odd && std::atoi(odd) == r)
-    kernel += " (test)";  // tests: a rank on a processor of another kind
+    kernel += " (test)";                       // tests: a rank on a processor of another kind
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
   for (unsigned char c : kernel) hash = (hash ^ c) * 0x100000001b3ULL;
   std::uint64_t lowest = 0, highest = 0;
@@ -85,7 +85,7 @@ void mpi_run(const MpiSession& mpi, const Settings& s, SegmentRange range, Exact
   }
   if (const char* kill = std::getenv("MASKSCOPE_TEST_KILL_RANK"); kill && std::atoi(kill) == r)
     std::raise(SIGKILL);  // tests: a rank that dies mid-run must not yield a result
-  for (;;) {  // job-wide progress: every rank takes part until all are done
+  for (;;) {              // job-wide progress: every rank takes part until all are done
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     std::int64_t local[2] = {run->samples_done(), run->done() ? 1 : 0}, total[2] = {0, 0};
     MPI_Allreduce(local, total, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -105,11 +105,11 @@ void mpi_run(const MpiSession& mpi, const Settings& s, SegmentRange range, Exact
       std::int64_t count = 0;
       MPI_Recv(&count, 1, MPI_INT64_T, src, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       for (std::size_t at = 0; at < other.word_count(); at += kChunk)
-        MPI_Recv(other.words() + at, int(std::min(kChunk, other.word_count() - at)), MPI_UINT64_T, src, 1, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+        MPI_Recv(other.words() + at, int(std::min(kChunk, other.word_count() - at)), MPI_UINT64_T, src, 1,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       for (std::size_t at = 0; at < other.size(); at += kChunk)
-        MPI_Recv(other.invalid().data() + at, int(std::min(kChunk, other.size() - at)), MPI_UINT8_T, src, 2, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+        MPI_Recv(other.invalid().data() + at, int(std::min(kChunk, other.size() - at)), MPI_UINT8_T, src, 2,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       other.set_count(count);
       out.add(other);
     }
@@ -122,7 +122,12 @@ void mpi_run(const MpiSession& mpi, const Settings& s, SegmentRange range, Exact
       MPI_Send(mine.invalid().data() + at, int(std::min(kChunk, mine.size() - at)), MPI_UINT8_T, 0, 2, MPI_COMM_WORLD);
   }
 #else
-  (void)mpi; (void)s; (void)range; (void)out; (void)seconds; (void)progress;
+  (void)mpi;
+  (void)s;
+  (void)range;
+  (void)out;
+  (void)seconds;
+  (void)progress;
 #endif
 }
 

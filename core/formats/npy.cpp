@@ -96,7 +96,8 @@ NpyArray::NpyArray(const std::string& path, const std::string& name) : path_(pat
       start = 10;
     } else if (major == 2 || major == 3) {
       if (size < 12) refuse(path, name, "truncated preamble");
-      header_len = std::size_t(p[8]) | (std::size_t(p[9]) << 8) | (std::size_t(p[10]) << 16) | (std::size_t(p[11]) << 24);
+      header_len =
+          std::size_t(p[8]) | (std::size_t(p[9]) << 8) | (std::size_t(p[10]) << 16) | (std::size_t(p[11]) << 24);
       start = 12;
     } else {
       refuse(path, name, ".npy format version " + std::to_string(major) + " is not supported; expected 1, 2 or 3");
@@ -109,8 +110,11 @@ NpyArray::NpyArray(const std::string& path, const std::string& name) : path_(pat
     else if (descr == "<f4") type_ = NpyType::f32;
     else if (descr == "<f8") type_ = NpyType::f64;
     else
-      refuse(path, name, "dtype '" + descr + "' is not supported; expected little-endian float16, float32 or float64 ('<f2', '<f4', '<f8')");
-    if (fortran != "False") refuse(path, name, "Fortran order is not supported; expected C order (np.ascontiguousarray)");
+      refuse(path, name,
+             "dtype '" + descr +
+                 "' is not supported; expected little-endian float16, float32 or float64 ('<f2', '<f4', '<f8')");
+    if (fortran != "False")
+      refuse(path, name, "Fortran order is not supported; expected C order (np.ascontiguousarray)");
     if (shape.empty() || shape.front() != '(') refuse(path, name, "corrupt header: no shape");
     elements_ = 1;
     std::size_t i = 1;
@@ -121,20 +125,20 @@ NpyArray::NpyArray(const std::string& path, const std::string& name) : path_(pat
       long long v = 0;
       try {
         v = std::stoll(shape.substr(i), &used);
-      } catch (const std::exception&) {
-        refuse(path, name, "corrupt header: shape " + shape);
-      }
+      } catch (const std::exception&) { refuse(path, name, "corrupt header: shape " + shape); }
       if (v < 0 || used == 0) refuse(path, name, "corrupt header: shape " + shape);
       shape_.push_back(v);
-      if (v != 0 && elements_ > (std::size_t(1) << 60) / std::size_t(v)) refuse(path, name, "shape " + shape + " is too large");
+      if (v != 0 && elements_ > (std::size_t(1) << 60) / std::size_t(v))
+        refuse(path, name, "shape " + shape + " is too large");
       elements_ *= std::size_t(v);
       i += used;
     }
     const std::size_t item = type_ == NpyType::f16 ? 2 : type_ == NpyType::f32 ? 4 : 8;
     const std::size_t expected = start + header_len + elements_ * item;
     if (size != expected)
-      refuse(path, name, (size < expected ? "truncated: " : "corrupt: ") + std::to_string(size) + " bytes, expected " +
-                             std::to_string(expected) + " for shape " + shape + " of " + descr);
+      refuse(path, name,
+             (size < expected ? "truncated: " : "corrupt: ") + std::to_string(size) + " bytes, expected " +
+                 std::to_string(expected) + " for shape " + shape + " of " + descr);
     data_ = p + start + header_len;
   } catch (...) {
     ::munmap(map_, map_bytes_);
@@ -167,7 +171,8 @@ void NpyArray::read(std::size_t first, std::size_t count, float* out) const {
   }
 }
 
-bool write_npy_f32(const std::string& path, const std::vector<std::int64_t>& shape, const float* data, std::string& error) {
+bool write_npy_f32(const std::string& path, const std::vector<std::int64_t>& shape, const float* data,
+                   std::string& error) {
   std::string dims;
   std::size_t elements = 1;
   for (auto v : shape) {

@@ -39,7 +39,8 @@ class NpyArray {
 };
 
 // Writes a little-endian float32 C-order array; false with `error` on failure.
-bool write_npy_f32(const std::string& path, const std::vector<std::int64_t>& shape, const float* data, std::string& error);
+bool write_npy_f32(const std::string& path, const std::vector<std::int64_t>& shape, const float* data,
+                   std::string& error);
 
 // IEEE half to float (subnormals, infinities and NaN included).
 float half_to_float(std::uint16_t h);

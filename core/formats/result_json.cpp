@@ -30,7 +30,8 @@ void add_leakage(nlohmann::json& out, const Leakage& k) {
   out["delta_r2_mean_map"] = number_or_null(k.delta_r2_mean_map);
   out["r2_base"] = number_or_null(k.r2_base);
   nlohmann::json bins = nlohmann::json::array();
-  for (const LeakageBin& b : k.bins) bins.push_back({{"from", b.from}, {"to", b.to}, {"delta_r2", number_or_null(b.delta_r2)}});
+  for (const LeakageBin& b : k.bins)
+    bins.push_back({{"from", b.from}, {"to", b.to}, {"delta_r2", number_or_null(b.delta_r2)}});
   out["delta_r2_bins"] = std::move(bins);
 }
 
@@ -75,19 +76,17 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
       layer["norm_adjacency_ties"] = number_or_null(l.norm_adjacency_ties);
       nlohmann::json heads = nlohmann::json::array();
       for (const HeadStats& h : l.heads)
-        heads.push_back({{"rp", number_or_null(h.recency)}, {"rp_se", number_or_null(h.recency_se)},
-                         {"rp_ties", number_or_null(h.recency_ties)}, {"delta_r2", number_or_null(h.leakage.delta_r2)},
+        heads.push_back({{"rp", number_or_null(h.recency)},
+                         {"rp_se", number_or_null(h.recency_se)},
+                         {"rp_ties", number_or_null(h.recency_ties)},
+                         {"delta_r2", number_or_null(h.leakage.delta_r2)},
                          {"delta_r2_se", number_or_null(h.leakage.delta_r2_se)}});
       layer["heads"] = std::move(heads);
     }
   }
   nlohmann::json out = {
-      {"config", settings_to_json(snap.settings)},
-      {"samples", snap.samples_done},
-      {"elapsed_s", snap.elapsed_s},
-      {"samples_per_s", snap.samples_per_s},
-      {"finished", snap.finished},
-      {"layers", std::move(layers)},
+      {"config", settings_to_json(snap.settings)}, {"samples", snap.samples_done}, {"elapsed_s", snap.elapsed_s},
+      {"samples_per_s", snap.samples_per_s},       {"finished", snap.finished},    {"layers", std::move(layers)},
   };
   if (!snap.embeddings.empty()) {  // layer 0 of the random-weight family
     const LayerStats& e = snap.embeddings.front();

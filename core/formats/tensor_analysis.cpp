@@ -21,7 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void refuse(const std::string& where, const std::string& what) { throw std::runtime_error(where + ": " + what); }
+[[noreturn]] void refuse(const std::string& where, const std::string& what) {
+  throw std::runtime_error(where + ": " + what);
+}
 
 std::string shape_text(const std::vector<std::int64_t>& s) {
   std::string t = "[";
@@ -42,9 +44,7 @@ TensorSet open_tensors(const std::string& folder) {
   nlohmann::json m;
   try {
     m = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    refuse(manifest_path, std::string("not valid JSON: ") + e.what());
-  }
+  } catch (const std::exception& e) { refuse(manifest_path, std::string("not valid JSON: ") + e.what()); }
   if (!m.is_object()) refuse(manifest_path, "expected a JSON object");
   if (m.value("format", std::string()) != kTensorFormat)
     refuse(manifest_path, "\"format\" must be \"" + std::string(kTensorFormat) + "\"");
@@ -57,9 +57,7 @@ TensorSet open_tensors(const std::string& folder) {
     t.window = s.window;
     if (m.contains("prompts") && !m["prompts"].is_null())
       for (const auto& p : m.at("prompts")) t.prompts.push_back(p.get<std::string>());
-  } catch (const nlohmann::json::exception& e) {
-    refuse(manifest_path, std::string("wrong type: ") + e.what());
-  }
+  } catch (const nlohmann::json::exception& e) { refuse(manifest_path, std::string("wrong type: ") + e.what()); }
   auto array = [&](const char* key, const char* fallback, bool required) -> std::unique_ptr<NpyArray> {
     std::string file = fallback;
     if (m.contains(key)) {
@@ -87,25 +85,31 @@ TensorSet open_tensors(const std::string& folder) {
   t.L = int(ls[1]);
   t.H = int(ls[2]);
   t.T = int(ls[3]);
-  if (t.P < 1 || t.L < 1 || t.H < 1 || t.T < 1) refuse(t.logits->path(), "array 'logits' has an empty dimension: " + shape_text(ls));
+  if (t.P < 1 || t.L < 1 || t.H < 1 || t.T < 1)
+    refuse(t.logits->path(), "array 'logits' has an empty dimension: " + shape_text(ls));
   if (t.T > Limits::n_max)
     refuse(t.logits->path(), "array 'logits': T = " + std::to_string(t.T) + " tokens; maskscope analyses at most " +
                                  std::to_string(Limits::n_max) + " positions (export shorter prompts)");
   if (t.H > Limits::heads_max)
-    refuse(t.logits->path(), "array 'logits': H = " + std::to_string(t.H) + " heads; at most " + std::to_string(Limits::heads_max));
-  if (ls[1] > 1024 || ls[0] > (std::int64_t(1) << 31)) refuse(t.logits->path(), "array 'logits' shape " + shape_text(ls) + " is too large");
+    refuse(t.logits->path(),
+           "array 'logits': H = " + std::to_string(t.H) + " heads; at most " + std::to_string(Limits::heads_max));
+  if (ls[1] > 1024 || ls[0] > (std::int64_t(1) << 31))
+    refuse(t.logits->path(), "array 'logits' shape " + shape_text(ls) + " is too large");
   if (t.weights && t.weights->shape() != ls)
-    refuse(t.weights->path(), "array 'weights' has shape " + shape_text(t.weights->shape()) + "; expected the logits' " + shape_text(ls));
+    refuse(t.weights->path(),
+           "array 'weights' has shape " + shape_text(t.weights->shape()) + "; expected the logits' " + shape_text(ls));
   if (t.hidden) {
     const auto& hs = t.hidden->shape();
     if (hs.size() != 4 || hs[0] != ls[0] || hs[1] != ls[1] + 1 || hs[2] != ls[3] || hs[3] < 1)
-      refuse(t.hidden->path(), "array 'hidden' has shape " + shape_text(hs) + "; expected [P, L+1, T, d] = [" + std::to_string(t.P) +
-                                   ", " + std::to_string(t.L + 1) + ", " + std::to_string(t.T) + ", d]");
+      refuse(t.hidden->path(), "array 'hidden' has shape " + shape_text(hs) + "; expected [P, L+1, T, d] = [" +
+                                   std::to_string(t.P) + ", " + std::to_string(t.L + 1) + ", " + std::to_string(t.T) +
+                                   ", d]");
     if (hs[3] > (1 << 20)) refuse(t.hidden->path(), "array 'hidden': d = " + std::to_string(hs[3]) + " is too large");
     t.d = int(hs[3]);
   }
   if (t.mask == MaskKind::window && (t.window < 1 || t.window > t.T))
-    refuse(manifest_path, "\"mask\" window:" + std::to_string(t.window) + " must have W in [1, T] = [1, " + std::to_string(t.T) + "]");
+    refuse(manifest_path,
+           "\"mask\" window:" + std::to_string(t.window) + " must have W in [1, T] = [1, " + std::to_string(t.T) + "]");
   return t;
 }
 
@@ -129,7 +133,8 @@ std::string select_layers(TensorSet& t, const std::string& text) {
       ++at;
       if (!number(at, b)) return "'" + text + "' is not a list of layers" + valid;
     }
-    if (a < 1 || b > t.L || a > b) return "'" + text + "': layer " + std::to_string(a < 1 ? a : b) + " is out of range" + valid;
+    if (a < 1 || b > t.L || a > b)
+      return "'" + text + "': layer " + std::to_string(a < 1 ? a : b) + " is out of range" + valid;
     for (int l = a; l <= b; ++l) chosen.push_back(l);
     if (at < text.size()) {
       if (text[at] != ',') return "'" + text + "' is not a list of layers" + valid;
@@ -139,7 +144,8 @@ std::string select_layers(TensorSet& t, const std::string& text) {
   }
   if (chosen.empty()) return "no layers given" + valid;
   std::sort(chosen.begin(), chosen.end());
-  if (std::adjacent_find(chosen.begin(), chosen.end()) != chosen.end()) return "'" + text + "' names a layer twice" + valid;
+  if (std::adjacent_find(chosen.begin(), chosen.end()) != chosen.end())
+    return "'" + text + "' names a layer twice" + valid;
   t.layers = std::move(chosen);
   return "";
 }
@@ -163,7 +169,8 @@ std::uint64_t tensor_analysis_bytes(const TensorSet& t) {
   const AccumLayout L(t.T, t.analysed_layers(), t.H, true);
   const std::uint64_t nn = std::uint64_t(t.T) * t.T;
   // BlockSums 16, exact 48 + 1, moments 16 bytes a value; snapshot maps (7 + 4 H per layer).
-  return std::uint64_t(L.total()) * 81 + sizeof(double) * nn * std::uint64_t(t.analysed_layers() + 1) * (7 + 4 * std::uint64_t(t.H));
+  return std::uint64_t(L.total()) * 81 +
+         sizeof(double) * nn * std::uint64_t(t.analysed_layers() + 1) * (7 + 4 * std::uint64_t(t.H));
 }
 
 namespace {
@@ -175,8 +182,8 @@ struct Buffers {
 // Every prompt's metrics into `sums`, with the kernel's clones (kernel_steps.hpp) so the arithmetic
 // (FMA contraction included) is the simulation's. False if cancelled.
 MASKSCOPE_KERNEL_CLONES
-bool accumulate_prompts(const TensorSet& t, const kernel::LayerArgs& la, const KeyRanges& keys, const AccumLayout& layout,
-                        Buffers& b, BlockSums& sums, const std::atomic<bool>* cancel) {
+bool accumulate_prompts(const TensorSet& t, const kernel::LayerArgs& la, const KeyRanges& keys,
+                        const AccumLayout& layout, Buffers& b, BlockSums& sums, const std::atomic<bool>* cancel) {
   const int n = t.T, H = t.H, d = std::max(1, t.d);
   const std::size_t nn = std::size_t(n) * n;
   const bool hidden = t.hidden != nullptr;
@@ -186,8 +193,8 @@ bool accumulate_prompts(const TensorSet& t, const kernel::LayerArgs& la, const K
     if (hidden) {  // layer 0: the embeddings
       t.hidden->read(std::size_t(p) * (t.L + 1) * n * d, std::size_t(n) * d, b.x.data());
       kernel::hidden_metrics(n, d, b.x.data(), b.inv_norm.data(), b.C.data(), b.norms.data(), lm);
-      kernel::accumulate_layer(la, layout.embedding_block(), false, b.S.data(), b.A.data(), b.s_mean.data(), b.a_mean.data(),
-                               b.C.data(), b.inv_norm.data(), lm, sums);
+      kernel::accumulate_layer(la, layout.embedding_block(), false, b.S.data(), b.A.data(), b.s_mean.data(),
+                               b.a_mean.data(), b.C.data(), b.inv_norm.data(), lm, sums);
     }
     for (int k = 0; k < t.analysed_layers(); ++k) {
       const int l = t.source_layer(k) - 1;  // the model's layer, 0-based
@@ -230,7 +237,8 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel) {
   b.C.assign(nn + slack, 0.0f);
   b.inv_norm.assign(n + slack, 0.0f);
   b.norms.assign(n + slack, 0.0f);
-  const kernel::LayerArgs la{n, H, keys.lo.data(), keys.hi.data(), keys.recency_triples, keys.slope_coef.data(), &layout};
+  const kernel::LayerArgs la{n,      H, keys.lo.data(), keys.hi.data(), keys.recency_triples, keys.slope_coef.data(),
+                             &layout};
   BlockSums sums(layout.total());
   const bool hidden = t.hidden != nullptr;
   if (!accumulate_prompts(t, la, keys, layout, b, sums, cancel)) return Snapshot{};
@@ -258,7 +266,8 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel) {
   return snap;
 }
 
-bool save_tensors(const std::string& folder, const Settings& s, const std::vector<SampleTrace>& traces, std::string& error) {
+bool save_tensors(const std::string& folder, const Settings& s, const std::vector<SampleTrace>& traces,
+                  std::string& error) {
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec) {
@@ -272,10 +281,12 @@ bool save_tensors(const std::string& folder, const Settings& s, const std::vecto
   const int P = int(traces.size()), L = s.layers, n = s.n, H = s.random_weights() ? s.heads : 1;
   const int dim = traces.front().dim;
   const std::size_t nn = std::size_t(n) * n;
-  std::vector<float> logits(std::size_t(P) * L * H * nn), weights(logits.size()), hidden(std::size_t(P) * (L + 1) * n * dim);
+  std::vector<float> logits(std::size_t(P) * L * H * nn), weights(logits.size()),
+      hidden(std::size_t(P) * (L + 1) * n * dim);
   for (int p = 0; p < P; ++p) {
     const SampleTrace& tr = traces[std::size_t(p)];
-    std::copy(tr.input.begin(), tr.input.begin() + std::ptrdiff_t(std::size_t(n) * dim), hidden.begin() + std::ptrdiff_t(std::size_t(p) * (L + 1) * n * dim));
+    std::copy(tr.input.begin(), tr.input.begin() + std::ptrdiff_t(std::size_t(n) * dim),
+              hidden.begin() + std::ptrdiff_t(std::size_t(p) * (L + 1) * n * dim));
     for (int l = 0; l < L; ++l) {
       const LayerTrace& lt = tr.layers[std::size_t(l)];
       for (int h = 0; h < H; ++h) {
@@ -283,7 +294,9 @@ bool save_tensors(const std::string& folder, const Settings& s, const std::vecto
         const std::size_t at = ((std::size_t(p) * L + l) * H + h) * nn;
         std::copy(sh.begin(), sh.end(), logits.begin() + std::ptrdiff_t(at));
       }
-      if (H == 1) std::copy(lt.weights.begin(), lt.weights.end(), weights.begin() + std::ptrdiff_t((std::size_t(p) * L + l) * nn));
+      if (H == 1)
+        std::copy(lt.weights.begin(), lt.weights.end(),
+                  weights.begin() + std::ptrdiff_t((std::size_t(p) * L + l) * nn));
       std::copy(lt.output.begin(), lt.output.begin() + std::ptrdiff_t(std::size_t(n) * dim),
                 hidden.begin() + std::ptrdiff_t((std::size_t(p) * (L + 1) + l + 1) * n * dim));
     }
@@ -296,17 +309,18 @@ bool save_tensors(const std::string& folder, const Settings& s, const std::vecto
   // Per-head weights are not in the traces of multi-head runs: the analysis recomputes them (softmax).
   if (H == 1 && !write_npy_f32((dir / "weights.npy").string(), {P, L, 1, n, n}, weights.data(), error)) return false;
   if (!write_npy_f32((dir / "hidden.npy").string(), {P, L + 1, n, dim}, hidden.data(), error)) return false;
-  nlohmann::json manifest = {{"format", kTensorFormat},
-                             {"model", "maskscope simulation: " + short_label(s)},
-                             {"mask", mask_to_string(s)},
-                             {"logits", "logits.npy"},
-                             {"weights", H == 1 ? nlohmann::json("weights.npy") : nlohmann::json(nullptr)},
-                             {"hidden", "hidden.npy"},
-                             {"prompts", nlohmann::json::array()},
-                             {"settings", settings_to_json(s)},
-                             {"note", dim == s.d ? "hidden states in R^d"
-                                                 : "hidden states in the reduced input basis (" + std::to_string(dim) +
-                                                       " coordinates: a rotation of R^d, so norms and cosines are exact)"}};
+  nlohmann::json manifest = {
+      {"format", kTensorFormat},
+      {"model", "maskscope simulation: " + short_label(s)},
+      {"mask", mask_to_string(s)},
+      {"logits", "logits.npy"},
+      {"weights", H == 1 ? nlohmann::json("weights.npy") : nlohmann::json(nullptr)},
+      {"hidden", "hidden.npy"},
+      {"prompts", nlohmann::json::array()},
+      {"settings", settings_to_json(s)},
+      {"note", dim == s.d ? "hidden states in R^d"
+                          : "hidden states in the reduced input basis (" + std::to_string(dim) +
+                                " coordinates: a rotation of R^d, so norms and cosines are exact)"}};
   return write_file_atomic((dir / "manifest.json").string(), manifest.dump(1) + "\n", error);
 }
 

@@ -57,6 +57,7 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel = n
 
 // Writes traces (SampleTrace, one per sample) of a run as a tensor folder with manifest.json:
 // the round trip of `maskscope-cli run --save-tensors`. False with `error` on failure.
-bool save_tensors(const std::string& folder, const Settings& s, const std::vector<SampleTrace>& traces, std::string& error);
+bool save_tensors(const std::string& folder, const Settings& s, const std::vector<SampleTrace>& traces,
+                  std::string& error);
 
 }  // namespace maskscope

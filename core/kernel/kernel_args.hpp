@@ -50,9 +50,17 @@ struct SampleWork {
   std::vector<float> x, y, q, xn, s, a, c, inv_norm, norms, v, draws;
   std::vector<PairCounts> recency_rows, adjacency_rows;  // a split sample's per-row counts (simulator.cpp)
   SampleWork(int n, const InputBasis& b)
-      : x(std::size_t(n) * b.dim), y(std::size_t(n) * b.dim), q(std::size_t(n) * b.dim), xn(std::size_t(n) * b.dim),
-        s(std::size_t(n) * n + 8), a(std::size_t(n) * n + 8), c(std::size_t(n) * n + 8), inv_norm(n), norms(n + 8),
-        v(b.dim), draws(b.normals) {}
+      : x(std::size_t(n) * b.dim),
+        y(std::size_t(n) * b.dim),
+        q(std::size_t(n) * b.dim),
+        xn(std::size_t(n) * b.dim),
+        s(std::size_t(n) * n + 8),
+        a(std::size_t(n) * n + 8),
+        c(std::size_t(n) * n + 8),
+        inv_norm(n),
+        norms(n + 8),
+        v(b.dim),
+        draws(b.normals) {}
 };
 
 struct SampleMetrics {
@@ -132,7 +140,8 @@ template <class Chi>
     }
   }
   if (k.unit_input)
-    for (int i = 0; i < n; ++i) kernel::normalize_row(Norm::l2, x + std::size_t(i) * d, x + std::size_t(i) * d, d, kNormEps, float(d));
+    for (int i = 0; i < n; ++i)
+      kernel::normalize_row(Norm::l2, x + std::size_t(i) * d, x + std::size_t(i) * d, d, kNormEps, float(d));
 }
 
 // Row i's width: its coordinates from width[i] on are +0 in the layer inputs, normalized rows and
@@ -155,7 +164,7 @@ inline std::vector<int> row_widths(const KernelArgs& k) {
 }
 
 inline void record_layer(const KernelArgs& k, const float* y, const float* xn, const float* S, const float* A,
-                  const SampleMetrics& m, LayerTrace& lt) {
+                         const SampleMetrics& m, LayerTrace& lt) {
   const int n = k.n, d = k.d;
   lt.normalized.assign(y, y + std::size_t(n) * d);
   lt.output.assign(xn, xn + std::size_t(n) * d);

@@ -96,7 +96,6 @@ namespace maskscope::kernel {
   }
 }
 
-
 // Row i of RoPE (rope.hpp): the pairs (2p, 2p+1) of y rotated into q; scrambled tables rotate the
 // two coordinates of a pair by different bands.
 [[gnu::always_inline]] inline void rotate_row(const RopeTables& t, int i, const float* y, float* q) {
@@ -180,9 +179,10 @@ template <class Counts>
 }
 
 [[gnu::always_inline]] inline Proportion recency_of(int n, const int* key_lo, std::int64_t triples, const float* S) {
-  return recency_from(n, triples, [&](int i) __attribute__((always_inline)) {
-    return ordered_pairs(S + std::size_t(i) * n, key_lo[i], i);
-  });
+  return recency_from(
+      n, triples, [&](int i) __attribute__((always_inline)) {
+        return ordered_pairs(S + std::size_t(i) * n, key_lo[i], i);
+      });
 }
 
 // Adjacency score of one sample (Zuo et al. Sec. 4.1, App. A; docs/model.md section 4): over rows
@@ -208,7 +208,8 @@ template <class Counts>
 
 template <class Row>
 [[gnu::always_inline]] inline Proportion adjacency_of(int n, Row row) {
-  return adjacency_from(n, [&](int r) __attribute__((always_inline)) { return ordered_pairs(row(r), 0, r); });
+  return adjacency_from(
+      n, [&](int r) __attribute__((always_inline)) { return ordered_pairs(row(r), 0, r); });
 }
 
 // Norm adjacency (Zuo et al. Sec. 5.4, docs/model.md section 7): the adjacency score of the matrix whose
@@ -239,7 +240,8 @@ template <class Row>
 
 // A sample's within-offset slope of map M on the query position (docs/model.md section 8; KeyRanges::slope_coef).
 // coef and M need 8 floats of slack: a row's last vector is masked to its keys.
-[[gnu::always_inline]] inline double offset_slope(int n, const int* lo, const int* hi, const float* coef, const float* M) {
+[[gnu::always_inline]] inline double offset_slope(int n, const int* lo, const int* hi, const float* coef,
+                                                  const float* M) {
   const simd::i8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
   simd::f8 acc = {};
   for (int i = 0; i < n; ++i) {
@@ -289,7 +291,8 @@ template <bool kFirst = false, bool kSquares = true>
 // The norms ||x_i|| from 1 / ||x_i|| (0 for a zero vector).
 template <bool kFirst = false, bool kSquares = true>
 [[gnu::always_inline]] inline void add_norms(double* sum, double* sq, std::size_t at, int n, const float* inv_norm) {
-  for (int i = 0; i < n; ++i) add_value<kFirst, kSquares>(sum, sq, at + i, inv_norm[i] > 0.0f ? 1.0 / inv_norm[i] : 0.0);
+  for (int i = 0; i < n; ++i)
+    add_value<kFirst, kSquares>(sum, sq, at + i, inv_norm[i] > 0.0f ? 1.0 / inv_norm[i] : 0.0);
 }
 
 // One sample's metrics into its trace (both families' per-layer metrics carry these three).

@@ -50,16 +50,30 @@ class LaneArray {
 
 struct LaneKernel::Buffers {
   LaneArray x, y, q, xn, maps, g, inv_norm, norms, rows_prev, rows_cur;  // maps: S, A, C (n x n each)
-  std::size_t nn;                     // n * n: the cells of one map
-  std::vector<std::uint32_t> cells;   // a layer's packed S, A and cosine cells, in AccumLayout order: their vectors in maps
+  std::size_t nn;                                                        // n * n: the cells of one map
+  std::vector<std::uint32_t>
+      cells;  // a layer's packed S, A and cosine cells, in AccumLayout order: their vectors in maps
   std::vector<float> ax, av, adraws;  // one sample's draws (kernel_args.hpp draw_inputs)
   std::vector<int> zeros;             // every row's first key for the cosines: 0
   std::vector<int> width, first_key;  // row_widths(k) and, per coordinate e, the first row wider than e
   explicit Buffers(const KernelArgs& k)
-      : x(std::size_t(k.n) * k.d), y(x.size()), q(x.size()), xn(x.size()), maps(3 * std::size_t(k.n) * k.n),
-        g(std::size_t(k.n) * k.n), inv_norm(std::size_t(k.n)), norms(std::size_t(k.n)), rows_prev(2 * std::size_t(k.n)),
-        rows_cur(2 * std::size_t(k.n)), nn(std::size_t(k.n) * k.n), ax(x.size()), av(std::size_t(k.d)),
-        adraws(k.basis.normals), zeros(std::size_t(k.n), 0), width(row_widths(k)), first_key(std::size_t(k.d), k.n) {
+      : x(std::size_t(k.n) * k.d),
+        y(x.size()),
+        q(x.size()),
+        xn(x.size()),
+        maps(3 * std::size_t(k.n) * k.n),
+        g(std::size_t(k.n) * k.n),
+        inv_norm(std::size_t(k.n)),
+        norms(std::size_t(k.n)),
+        rows_prev(2 * std::size_t(k.n)),
+        rows_cur(2 * std::size_t(k.n)),
+        nn(std::size_t(k.n) * k.n),
+        ax(x.size()),
+        av(std::size_t(k.d)),
+        adraws(k.basis.normals),
+        zeros(std::size_t(k.n), 0),
+        width(row_widths(k)),
+        first_key(std::size_t(k.d), k.n) {
     const std::size_t n = std::size_t(k.n);
     for (int e = 0; e < k.d; ++e)
       for (int i = k.n - 1; i >= 0 && width[std::size_t(i)] > e; --i) first_key[std::size_t(e)] = i;
@@ -68,7 +82,8 @@ struct LaneKernel::Buffers {
         for (int j = k.lo[i]; j <= k.hi[i]; ++j) cells.push_back(std::uint32_t(map * nn + i * n + std::size_t(j)));
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j <= i; ++j) cells.push_back(std::uint32_t(2 * nn + i * n + j));
-    if (cells.size() != 2 * k.layout->map_cells + k.layout->triangle()) throw std::logic_error("lane kernel: map cells");
+    if (cells.size() != 2 * k.layout->map_cells + k.layout->triangle())
+      throw std::logic_error("lane kernel: map cells");
   }
 };
 
@@ -99,13 +114,13 @@ using LaneFn = bool (*)(const KernelArgs&, Buffers&, SampleWork&, std::uint64_t,
                         std::vector<SampleTrace>*, const std::atomic<bool>*);
 
 #if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
-[[gnu::target("arch=x86-64-v4")]] bool run_lanes_v4(const KernelArgs& k, Buffers& b, SampleWork& w,
-                                                    std::uint64_t first, std::int64_t count, BlockSums* sums,
+[[gnu::target("arch=x86-64-v4")]] bool run_lanes_v4(const KernelArgs& k, Buffers& b, SampleWork& w, std::uint64_t first,
+                                                    std::int64_t count, BlockSums* sums,
                                                     std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel) {
   return w16::run_lanes(k, b, w, first, count, sums, traces, cancel);
 }
-[[gnu::target("arch=x86-64-v3")]] bool run_lanes_v3(const KernelArgs& k, Buffers& b, SampleWork& w,
-                                                    std::uint64_t first, std::int64_t count, BlockSums* sums,
+[[gnu::target("arch=x86-64-v3")]] bool run_lanes_v3(const KernelArgs& k, Buffers& b, SampleWork& w, std::uint64_t first,
+                                                    std::int64_t count, BlockSums* sums,
                                                     std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel) {
   return w8::run_lanes(k, b, w, first, count, sums, traces, cancel);
 }

@@ -52,8 +52,8 @@ class LaneKernel {
   // is the scratch for it).
   // A lane's numbers depend only on its sample: the batch it shares does not change them.
   // Returns false if cancelled (checked every batch and layer).
-  bool run(const KernelArgs& k, SampleWork& w, std::uint64_t first_sample, std::int64_t count,
-           BlockSums* sums, std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel);
+  bool run(const KernelArgs& k, SampleWork& w, std::uint64_t first_sample, std::int64_t count, BlockSums* sums,
+           std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel);
 
   struct Buffers;
 

@@ -36,7 +36,8 @@ inline void begin_heads(LayerMetrics& lm) {
 
 // Head h's logits S and weights A (n x n, 8 floats of slack): its recency and slopes, and its share
 // of the layer's (head-mean) metrics.
-[[gnu::always_inline]] inline void head_metrics(const LayerArgs& k, int h, const float* S, const float* A, LayerMetrics& lm) {
+[[gnu::always_inline]] inline void head_metrics(const LayerArgs& k, int h, const float* S, const float* A,
+                                                LayerMetrics& lm) {
   const int n = k.n, H = k.heads;
   const Proportion r = recency_of(n, k.lo, k.triples, S);
   lm.head_recency[h] = r.value;

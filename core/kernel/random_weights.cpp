@@ -43,10 +43,35 @@ struct RandomWeightsModel::Work {
   std::vector<double> gram, ld;
   std::vector<std::int64_t> tokens;
   Work(int n_, int d_, int heads_)
-      : n(n_), d(d_), heads(heads_), dh(d_ / heads_), x(nd()), xn(nd()), y(nd()), qkv(3 * nd()), qh(nd()), kh(nd()),
-        vh(nd()), o(nd()), att(nd()), hres(nd()), z(nd()), u(4 * nd()), s(std::size_t(heads_) * nn() + 8),
-        a(std::size_t(heads_) * nn() + 8), s_mean(nn() + 8), a_mean(nn()), c(nn() + 8), inv_norm(n_), norms(n_ + 8),
-        zeros(d_), noise(4 * nd()), chol(nn()), gram(nn()), ld(nn()), tokens(n_) {}
+      : n(n_),
+        d(d_),
+        heads(heads_),
+        dh(d_ / heads_),
+        x(nd()),
+        xn(nd()),
+        y(nd()),
+        qkv(3 * nd()),
+        qh(nd()),
+        kh(nd()),
+        vh(nd()),
+        o(nd()),
+        att(nd()),
+        hres(nd()),
+        z(nd()),
+        u(4 * nd()),
+        s(std::size_t(heads_) * nn() + 8),
+        a(std::size_t(heads_) * nn() + 8),
+        s_mean(nn() + 8),
+        a_mean(nn()),
+        c(nn() + 8),
+        inv_norm(n_),
+        norms(n_ + 8),
+        zeros(d_),
+        noise(4 * nd()),
+        chol(nn()),
+        gram(nn()),
+        ld(nn()),
+        tokens(n_) {}
   std::size_t nd() const { return std::size_t(n) * d; }
   std::size_t nn() const { return std::size_t(n) * n; }
 };
@@ -81,7 +106,8 @@ struct RwArgs {
   double* G = w.gram.data();
   double* L = w.ld.data();
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j <= i; ++j) G[i * n + j] = simd::dot(Y + std::size_t(i) * inner, Y + std::size_t(j) * inner, inner);
+    for (int j = 0; j <= i; ++j)
+      G[i * n + j] = simd::dot(Y + std::size_t(i) * inner, Y + std::size_t(j) * inner, inner);
   for (int j = 0; j < n; ++j) {
     double djj = G[j * n + j];
     for (int p = 0; p < j; ++p) djj -= L[j * n + p] * L[j * n + p];
@@ -164,7 +190,8 @@ inline kernel::LayerArgs layer_args(const RwArgs& k) {
   const int n = k.n, d = k.d, dh = k.dh, H = k.heads;
   const std::size_t nn = std::size_t(n) * n;
   for (int i = 0; i < n; ++i)
-    kernel::normalize_row(k.norm, w.x.data() + std::size_t(i) * d, w.y.data() + std::size_t(i) * d, d, kNormEps, float(d));
+    kernel::normalize_row(k.norm, w.x.data() + std::size_t(i) * d, w.y.data() + std::size_t(i) * d, d, kNormEps,
+                          float(d));
   product(k, w, rng, w.y.data(), d, block ? &block->wqkv : nullptr, 3 * d, k.init.std, w.qkv.data());
   for (int h = 0; h < H; ++h)  // head-major copies: head h's q, k, v rows contiguous
     for (int i = 0; i < n; ++i) {
@@ -207,7 +234,8 @@ inline kernel::LayerArgs layer_args(const RwArgs& k) {
     return;
   }
   for (int i = 0; i < n; ++i)
-    kernel::normalize_row(k.norm, w.hres.data() + std::size_t(i) * d, w.z.data() + std::size_t(i) * d, d, kNormEps, float(d));
+    kernel::normalize_row(k.norm, w.hres.data() + std::size_t(i) * d, w.z.data() + std::size_t(i) * d, d, kNormEps,
+                          float(d));
   product(k, w, rng, w.z.data(), d, block ? &block->w1 : nullptr, 4 * d, k.init.std, w.u.data());
   gelu_inplace(w.u.data(), 4 * w.nd());
   product(k, w, rng, w.u.data(), 4 * d, block ? &block->w2 : nullptr, d, k.init.residual_std, w.att.data());

@@ -30,12 +30,12 @@ LayerSpec layer_spec(const Settings& s, const InputBasis& basis);
 using Matrix = std::vector<double>;  // row-major: n x dim, or n x n
 
 // The steps, each one equation of docs/model.md section 2.
-Matrix normalize(const LayerSpec& spec, const Matrix& x);                       // Y = Norm(X)
-Matrix rope(const LayerSpec& spec, const Matrix& y);                            // Q = K = Rope(Y)
-bool attends(const LayerSpec& spec, int i, int j);                              // Mask: query i sees key j
-double score_scale(const LayerSpec& spec);                                      // 1, 1 / sqrt(d) or 1 / d
-Matrix scores(const LayerSpec& spec, const Matrix& q);                          // S = Mask(scale Q K^T)
-Matrix softmax_rows(const LayerSpec& spec, const Matrix& s);                    // A = softmax_rows(S)
+Matrix normalize(const LayerSpec& spec, const Matrix& x);                              // Y = Norm(X)
+Matrix rope(const LayerSpec& spec, const Matrix& y);                                   // Q = K = Rope(Y)
+bool attends(const LayerSpec& spec, int i, int j);                                     // Mask: query i sees key j
+double score_scale(const LayerSpec& spec);                                             // 1, 1 / sqrt(d) or 1 / d
+Matrix scores(const LayerSpec& spec, const Matrix& q);                                 // S = Mask(scale Q K^T)
+Matrix softmax_rows(const LayerSpec& spec, const Matrix& s);                           // A = softmax_rows(S)
 Matrix mix(const LayerSpec& spec, const Matrix& a, const Matrix& y, const Matrix& x);  // X' = A Y + gamma X
 
 // Every intermediate, laid out as LayerTrace: scores NaN and weights 0 where masked.

@@ -101,8 +101,8 @@ template <int V>
 
 // out = gamma * x + sum_{j in [j0, j1]} w[j] * rows[j], over d entries; the output is held in
 // registers 64 floats at a time, so each row costs loads and multiply-adds only.
-[[gnu::always_inline]] inline void weighted_rows(const float* w, const float* rows, int d, int j0, int j1,
-                                                 float gamma, const float* x, float* out) {
+[[gnu::always_inline]] inline void weighted_rows(const float* w, const float* rows, int d, int j0, int j1, float gamma,
+                                                 const float* x, float* out) {
   int k = 0;
   for (; k + 64 <= d; k += 64) {
     f8 acc[8];
@@ -138,10 +138,8 @@ template <class F>
 // a b + c: rounded once (Fused, `fused`) or twice (a multiply, then an add).
 template <bool Fused, class F>
 [[gnu::always_inline]] inline F multiply_add(F a, F b, F c) {
-  if constexpr (Fused)
-    return fused(a, b, c);
-  else
-    return a * b + c;
+  if constexpr (Fused) return fused(a, b, c);
+  else return a * b + c;
 }
 
 // e^x for x <= 0, lane-wise (Cody-Waite reduction x = n ln2 + r, degree-6 polynomial on

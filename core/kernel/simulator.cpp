@@ -23,8 +23,8 @@ namespace maskscope {
 
 namespace {
 
-using simd::dot;
 using kernel::dot_row;
+using simd::dot;
 
 // The steps of one sample, in the order of docs/model.md sections 1-4. Each is always inlined into
 // run_samples, so the x86-64-v3 clone of the kernel gets wide vectors in every step.
@@ -74,7 +74,6 @@ using kernel::dot_row;
     simd::weighted_rows(A + std::size_t(i) * k.n, y, k.d, k.lo[i], k.hi[i], k.gamma, x + std::size_t(i) * k.d,
                         xn + std::size_t(i) * k.d);
 }
-
 
 // Rows [from, to)'s pair counts: recency pairs of S (when `recency`) and adjacency pairs of C (rows >= 2).
 MASKSCOPE_KERNEL_CLONES
@@ -152,9 +151,9 @@ template <bool kFirst, bool kSquares = true>
 // value, so `sums` need only have the layout's size); records the last sample into `trace` when
 // given. Returns false if cancelled (checked every sample and layer).
 MASKSCOPE_KERNEL_CLONES
-bool run_samples(const KernelArgs& k, SampleWork& w, std::uint64_t first_sample, std::int64_t count,
-                 BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel,
-                 std::vector<SampleTrace>* every = nullptr, bool implied_squares = false, bool split_first = false) {
+bool run_samples(const KernelArgs& k, SampleWork& w, std::uint64_t first_sample, std::int64_t count, BlockSums* sums,
+                 SampleTrace* trace, const std::atomic<bool>* cancel, std::vector<SampleTrace>* every = nullptr,
+                 bool implied_squares = false, bool split_first = false) {
   const int n = k.n, d = k.d;
   for (std::int64_t t = 0; t < count; ++t) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
@@ -186,10 +185,8 @@ bool run_samples(const KernelArgs& k, SampleWork& w, std::uint64_t first_sample,
                                              split_first && t == 0 ? &w : nullptr);
       if (sums && t == 0 && implied_squares)
         accumulate<true, false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
-      else if (sums && t == 0)
-        accumulate<true>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
-      else if (sums)
-        accumulate<false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
+      else if (sums && t == 0) accumulate<true>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
+      else if (sums) accumulate<false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
       if (record) record_layer(k, y, xn, w.s.data(), w.a.data(), m, trace->layers[l]);
       std::swap(w.x, w.xn);
     }
@@ -239,13 +236,13 @@ Simulator::Simulator(const Settings& s, bool explicit_inputs, Kernel kernel)
   work_ = std::make_unique<SampleWork>(s.n, basis_);
   for (int r = 0; r < basis_.m; ++r) chi_laws_.emplace_back(double(basis_.k - r));
   if (s.rope()) rope_ = rope_tables(s.n, s.d, s.rope_base, s.rope_scramble);
-  if (runs_in_lanes(s, basis_, kernel)) lanes_ = std::make_unique<LaneKernel>(make_args(s_, basis_, keys_, rope_, layout_, chi_laws_));
+  if (runs_in_lanes(s, basis_, kernel))
+    lanes_ = std::make_unique<LaneKernel>(make_args(s_, basis_, keys_, rope_, layout_, chi_laws_));
 }
 
 Simulator::~Simulator() = default;
 
 const Network* Simulator::network() const { return random_weights_ ? random_weights_->network() : nullptr; }
-
 
 bool Simulator::simulate_block(std::uint64_t first_sample, std::int64_t count, BlockSums& sums,
                                const std::atomic<bool>* cancel, BlockOptions options) {
@@ -272,10 +269,8 @@ std::vector<SampleTrace> Simulator::trace_block(std::uint64_t first_sample, std:
   std::vector<SampleTrace> traces(static_cast<std::size_t>(count));
   for (auto& t : traces) t.layers.resize(s_.layers);
   const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_, chi_laws_);
-  if (lanes_)
-    lanes_->run(k, *work_, first_sample, count, nullptr, &traces, nullptr);
-  else
-    run_samples(k, *work_, first_sample, count, nullptr, nullptr, nullptr, &traces);
+  if (lanes_) lanes_->run(k, *work_, first_sample, count, nullptr, &traces, nullptr);
+  else run_samples(k, *work_, first_sample, count, nullptr, nullptr, nullptr, &traces);
   return traces;
 }
 

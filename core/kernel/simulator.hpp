@@ -69,8 +69,8 @@ class Simulator {
   AccumLayout layout_;
   KeyRanges keys_;
   RopeTables rope_;
-  std::vector<ChiLaw> chi_laws_;  // KernelArgs::chi_laws
-  std::unique_ptr<SampleWork> work_;                        // parameter_free
+  std::vector<ChiLaw> chi_laws_;                        // KernelArgs::chi_laws
+  std::unique_ptr<SampleWork> work_;                    // parameter_free
   std::unique_ptr<LaneKernel> lanes_;                   // parameter_free where use_lane_kernel
   std::unique_ptr<RandomWeightsModel> random_weights_;  // random_weights
 };

@@ -13,8 +13,9 @@ double sample_cost(const Settings& s) {
   // columns: fixed weights n d per column; per-sample draws a Gram matrix and n^2 + 5 n
   // (the normals) per column (random_weights.cpp).
   const double columns = s.mlp ? 9.0 * d : 4.0 * d;
-  const double per_layer = s.weights == WeightsMode::fixed ? n * (s.mlp ? 12.0 : 4.0) * d * d
-                                                          : 0.5 * n * n * (s.mlp ? 7.0 : 2.0) * d + (n * n + 5.0 * n) * columns;
+  const double per_layer = s.weights == WeightsMode::fixed
+                               ? n * (s.mlp ? 12.0 : 4.0) * d * d
+                               : 0.5 * n * n * (s.mlp ? 7.0 : 2.0) * d + (n * n + 5.0 * n) * columns;
   return n * d + s.layers * (2.0 * n * n * d + per_layer);
 }
 

@@ -12,9 +12,18 @@ KeyRanges key_ranges(const Settings& s) {
   r.hi.resize(n);
   for (int i = 0; i < n; ++i) {
     switch (s.mask) {
-      case MaskKind::causal: r.lo[i] = 0; r.hi[i] = i; break;
-      case MaskKind::bidirectional: r.lo[i] = 0; r.hi[i] = n - 1; break;
-      case MaskKind::window: r.lo[i] = std::max(0, i - s.window + 1); r.hi[i] = i; break;
+      case MaskKind::causal:
+        r.lo[i] = 0;
+        r.hi[i] = i;
+        break;
+      case MaskKind::bidirectional:
+        r.lo[i] = 0;
+        r.hi[i] = n - 1;
+        break;
+      case MaskKind::window:
+        r.lo[i] = std::max(0, i - s.window + 1);
+        r.hi[i] = i;
+        break;
     }
     const std::int64_t m = i - r.lo[i];  // keys strictly below the diagonal
     r.recency_triples += m * (m - 1) / 2;

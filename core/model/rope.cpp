@@ -14,7 +14,7 @@ std::vector<int> rope_scramble_permutation(int dims, std::uint64_t seed) {
   std::iota(perm.begin(), perm.end(), 0);
   if (seed == 0) return perm;
   std::uint64_t state = seed ^ 0x52C6A1F0D3B7E495ULL;  // its own stream, whatever the sample seed
-  for (int e = dims - 1; e > 0; --e) {  // Fisher-Yates
+  for (int e = dims - 1; e > 0; --e) {                 // Fisher-Yates
     const std::uint64_t r = splitmix64(state);
     const int k = static_cast<int>(r % static_cast<std::uint64_t>(e + 1));
     std::swap(perm[std::size_t(e)], perm[std::size_t(k)]);

@@ -26,9 +26,7 @@ bool Settings::same_simulation(const Settings& other) const {
 
 std::vector<SettingError> validate(const Settings& s) {
   std::vector<SettingError> errors;
-  auto add = [&](std::string name, std::string message) {
-    errors.push_back({std::move(name), std::move(message)});
-  };
+  auto add = [&](std::string name, std::string message) { errors.push_back({std::move(name), std::move(message)}); };
   if (s.n < Limits::n_min || s.n > Limits::n_max)
     add("n", "n = " + std::to_string(s.n) + " is out of range; valid: integer in " +
                  range_text(Limits::n_min, Limits::n_max));
@@ -41,8 +39,7 @@ std::vector<SettingError> validate(const Settings& s) {
   if (!std::isfinite(s.alpha) || s.alpha < Limits::alpha_min || s.alpha > Limits::alpha_max)
     add("alpha", "alpha must be a number in [0, 1] (1 = every token is the shared vector v)");
   if (!std::isfinite(s.gamma) || s.gamma < Limits::gamma_min || s.gamma > Limits::gamma_max)
-    add("gamma", "gamma (residual strength) must be a number in " +
-                     range_text(Limits::gamma_min, Limits::gamma_max));
+    add("gamma", "gamma (residual strength) must be a number in " + range_text(Limits::gamma_min, Limits::gamma_max));
   if (!std::isfinite(s.rope_base) ||
       (s.rope_base != 0.0 && (s.rope_base < Limits::rope_base_min || s.rope_base > Limits::rope_base_max)))
     add("rope", "rope (RoPE base theta) must be 0 (off) or a number in " +
@@ -53,8 +50,8 @@ std::vector<SettingError> validate(const Settings& s) {
   if (s.rope_scramble != 0 && !s.rope())
     add("rope_scramble", "scrambled RoPE needs RoPE on (rope > 0); use rope_scramble 0 or set rope");
   if (s.mask == MaskKind::window && (s.window < 1 || s.window > std::max(1, s.n)))
-    add("mask", "window width w = " + std::to_string(s.window) + " is out of range; valid: window:W with W in [1, n] = " +
-                    range_text(1, std::max(1, s.n)));
+    add("mask", "window width w = " + std::to_string(s.window) +
+                    " is out of range; valid: window:W with W in [1, n] = " + range_text(1, std::max(1, s.n)));
   if (s.samples < Limits::samples_min || s.samples > Limits::samples_max)
     add("samples", "samples = " + std::to_string(s.samples) + " is out of range; valid: integer in [1, 10^12]");
   if (s.random_weights()) {
@@ -77,14 +74,15 @@ std::vector<SettingError> validate(const Settings& s) {
     if (!std::isfinite(s.init_std) || s.init_std < 0.0 || s.init_std > Limits::init_std_max)
       add("init_std", "init_std must be a number in " + range_text(0.0, Limits::init_std_max));
     if (s.embed_std && (!std::isfinite(*s.embed_std) || *s.embed_std < 0.0 || *s.embed_std > Limits::init_std_max))
-      add("embed_std", "embed_std must be a number in " + range_text(0.0, Limits::init_std_max) + " (or unset: init_std)");
+      add("embed_std",
+          "embed_std must be a number in " + range_text(0.0, Limits::init_std_max) + " (or unset: init_std)");
   } else if (s.heads != 1) {
     add("heads", "the parameter-free model has one head (heads = " + std::to_string(s.heads) +
                      "); use model random_weights for several heads");
   }
   if (s.threads < Limits::threads_min || s.threads > Limits::threads_max)
-    add("threads", "threads = " + std::to_string(s.threads) + " is out of range; valid: 0 (all cores) or an integer in " +
-                       range_text(1, Limits::threads_max));
+    add("threads", "threads = " + std::to_string(s.threads) +
+                       " is out of range; valid: 0 (all cores) or an integer in " + range_text(1, Limits::threads_max));
   return errors;
 }
 
@@ -107,8 +105,14 @@ std::string mask_to_string(const Settings& s) {
 }
 
 bool parse_mask(std::string_view t, Settings& s) {
-  if (t == "causal") { s.mask = MaskKind::causal; return true; }
-  if (t == "bidirectional") { s.mask = MaskKind::bidirectional; return true; }
+  if (t == "causal") {
+    s.mask = MaskKind::causal;
+    return true;
+  }
+  if (t == "bidirectional") {
+    s.mask = MaskKind::bidirectional;
+    return true;
+  }
   constexpr std::string_view prefix = "window:";
   if (t.substr(0, prefix.size()) == prefix) {
     std::string_view num = t.substr(prefix.size());

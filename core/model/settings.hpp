@@ -33,33 +33,33 @@ inline constexpr EnumTable<WeightsMode, 2> kWeightsNames{
     {{WeightsMode::per_sample, "per_sample"}, {WeightsMode::fixed, "fixed"}}};
 
 struct Settings {
-  int n = 10;                      // tokens
-  int d = 64;                      // width
-  int layers = 4;                  // L
-  double alpha = 0.5;              // input anisotropy, LN-recency Eq. 6
-  Norm norm = Norm::layernorm;     // Y = Norm(X)
-  Scale scale = Scale::sqrt_d;     // S = scale * Q K^T
-  double gamma = 0.0;              // residual strength, X' = A Y + gamma X
-  double rope_base = 0.0;          // RoPE theta; 0 = off
-  std::uint64_t rope_scramble = 0; // != 0: RoPE's frequency bands permuted over the dimensions by this seed (rope.hpp)
+  int n = 10;                       // tokens
+  int d = 64;                       // width
+  int layers = 4;                   // L
+  double alpha = 0.5;               // input anisotropy, LN-recency Eq. 6
+  Norm norm = Norm::layernorm;      // Y = Norm(X)
+  Scale scale = Scale::sqrt_d;      // S = scale * Q K^T
+  double gamma = 0.0;               // residual strength, X' = A Y + gamma X
+  double rope_base = 0.0;           // RoPE theta; 0 = off
+  std::uint64_t rope_scramble = 0;  // != 0: RoPE's frequency bands permuted over the dimensions by this seed (rope.hpp)
   MaskKind mask = MaskKind::causal;
-  int window = 4;                  // w of the sliding-window mask (i - w < j <= i)
-  bool unit_input = false;         // rescale each x_i to unit L2 norm (Behind RoPE Sec. 3.2)
-  std::int64_t samples = 100000;   // Monte Carlo samples
+  int window = 4;                 // w of the sliding-window mask (i - w < j <= i)
+  bool unit_input = false;        // rescale each x_i to unit L2 norm (Behind RoPE Sec. 3.2)
+  std::int64_t samples = 100000;  // Monte Carlo samples
   std::uint64_t seed = 1;
-  int threads = 0;                 // worker threads; 0 = all cores
+  int threads = 0;  // worker threads; 0 = all cores
 
   // Model family and the random-weight network's settings (docs/model.md section 7); alpha, scale and
   // unit_input apply to parameter_free only, the fields below to random_weights only.
   Model model = Model::parameter_free;
-  int heads = 1;                   // H; d divisible by H, d_h = d / H
-  std::int64_t vocab = 16;         // V: token ids uniform over V
-  bool mlp = true;                 // GELU(Norm(h) W_1) W_2 with W_1 in R^(d x 4d)
-  double init_mean = 0.0;          // mu_init of every weight
-  double init_std = 0.02;          // sigma_init (NanoGPT); W_O, W_2 get sigma_init / sqrt(2 L)
-  std::optional<double> embed_std; // std of the embedding table; unset = init_std
+  int heads = 1;                    // H; d divisible by H, d_h = d / H
+  std::int64_t vocab = 16;          // V: token ids uniform over V
+  bool mlp = true;                  // GELU(Norm(h) W_1) W_2 with W_1 in R^(d x 4d)
+  double init_mean = 0.0;           // mu_init of every weight
+  double init_std = 0.02;           // sigma_init (NanoGPT); W_O, W_2 get sigma_init / sqrt(2 L)
+  std::optional<double> embed_std;  // std of the embedding table; unset = init_std
   WeightsMode weights = WeightsMode::per_sample;
-  std::uint64_t weight_seed = 1;   // the network of `fixed`
+  std::uint64_t weight_seed = 1;  // the network of `fixed`
 
   bool operator==(const Settings&) const = default;
 

@@ -72,7 +72,9 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
   Settings t = s;
   auto label = [&](const char* key) { return where.empty() ? std::string(key) : where + "." + key; };
   // Every number through the one strict conversion (strict_number.hpp): no wrapping, no clamping.
-  auto whole = [&](const char* key, std::int64_t lo, std::int64_t hi) { return whole_number(label(key), j.at(key), lo, hi); };
+  auto whole = [&](const char* key, std::int64_t lo, std::int64_t hi) {
+    return whole_number(label(key), j.at(key), lo, hi);
+  };
   auto real = [&](const char* key, double lo, double hi) { return real_number(label(key), j.at(key), lo, hi); };
   auto text = [&](const char* key) {
     if (!j.at(key).is_string()) throw std::runtime_error(label(key) + ": " + number_text(j.at(key)) + " is not a name");
@@ -126,7 +128,8 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
   if (j.contains("mask")) {
     const std::string v = text("mask");
     if (!parse_mask(v, t))
-      throw std::runtime_error(label("mask") + ": '" + v + "'; valid: causal, bidirectional, window:W with W in [1, n]");
+      throw std::runtime_error(label("mask") + ": '" + v +
+                               "'; valid: causal, bidirectional, window:W with W in [1, n]");
   }
   s = t;
 }

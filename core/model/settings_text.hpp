@@ -36,7 +36,6 @@ void apply_settings_json(const nlohmann::json& j, Settings& s, const std::string
 // Refuses a non-object or a key not in `keys`: "WHERE: unknown key 'k'; valid: a, b, c" (presets, lessons).
 void check_object_keys(const nlohmann::json& j, const std::string& where, std::initializer_list<const char*> keys);
 
-
 // The random-weight family's residual strength defaults to 1 (a GPT-2 block; docs/model.md section 7):
 // a change of family to random_weights that did not give gamma sets it. Every front end (CLI flags,
 // `--set`, presets, the window's model switch) applies this one rule.

@@ -95,7 +95,8 @@ std::int64_t whole_number(std::string_view key, const nlohmann::json& v, std::in
   }
   if (v.is_number_unsigned()) {
     const std::uint64_t x = v.get<std::uint64_t>();
-    if (hi < 0 || x > std::uint64_t(hi) || (lo > 0 && x < std::uint64_t(lo))) refuse(key, number_text(v) + " is out of range" + valid);
+    if (hi < 0 || x > std::uint64_t(hi) || (lo > 0 && x < std::uint64_t(lo)))
+      refuse(key, number_text(v) + " is out of range" + valid);
     return std::int64_t(x);
   }
   if (v.is_number_float()) {
@@ -139,7 +140,8 @@ bool boolean(std::string_view key, const nlohmann::json& v) {
     if (t == "1" || t == "true") return true;
     if (t == "0" || t == "false") return false;
   }
-  if (v.is_number_integer() && (v.get<std::int64_t>() == 0 || v.get<std::int64_t>() == 1)) return v.get<std::int64_t>() == 1;
+  if (v.is_number_integer() && (v.get<std::int64_t>() == 0 || v.get<std::int64_t>() == 1))
+    return v.get<std::int64_t>() == 1;
   refuse(key, number_text(v) + " is not allowed; valid: 0, 1, true, false");
 }
 

@@ -55,7 +55,7 @@ const SamplerLevel kBase{"x86-64", base::group64, base::group32, base::lanes16};
 const SamplerLevel& sampler_level() {
 #if MASKSCOPE_SAMPLER_LEVELS
   static const SamplerLevel v3_level{"x86-64-v3", v3::group64, v3::group32, v3::lanes16};
-  static const SamplerLevel& best = [] () -> const SamplerLevel& {
+  static const SamplerLevel& best = []() -> const SamplerLevel& {
     __builtin_cpu_init();
     return __builtin_cpu_supports("x86-64-v3") ? v3_level : kBase;
   }();
@@ -109,10 +109,8 @@ void SampleStream::normals(float* out, std::size_t count) {
     if (take == 64) {
       normal_group(seed_, sample_, g, out + done);
     } else {
-      if (take <= 32)
-        normal_group_head(seed_, sample_, g, group);
-      else
-        normal_group(seed_, sample_, g, group);
+      if (take <= 32) normal_group_head(seed_, sample_, g, group);
+      else normal_group(seed_, sample_, g, group);
       std::memcpy(out + done, group, take * sizeof(float));
     }
     done += take;
@@ -124,8 +122,8 @@ void SampleStream::normals(float* out, std::size_t count) {
 std::uint64_t SampleStream::next() {
   if (words_left_ < 2) {
     words_ = philox4x32_10({std::uint32_t(sample_), std::uint32_t(sample_ >> 32), std::uint32_t(word_counter_),
-                         std::uint32_t(StreamDomain::words) | std::uint32_t(word_counter_ >> 32) << 8},
-                        {std::uint32_t(seed_), std::uint32_t(seed_ >> 32)});
+                            std::uint32_t(StreamDomain::words) | std::uint32_t(word_counter_ >> 32) << 8},
+                           {std::uint32_t(seed_), std::uint32_t(seed_ >> 32)});
     ++word_counter_;
     words_left_ = 4;
   }

@@ -25,9 +25,10 @@ constexpr const char* kMagic = "MASKSCOPE-SUMS 1\n";
 // bit_ceil(values per layer / 512) blocks; version 0.2.0: v first in the reduced basis, lane trees
 // ((0+4) + (1+5)) + ((2+6) + (3+7)), segments of bit_ceil(values per layer / 256) blocks; version
 // 0.3.0: fused multiply-adds in the lane kernel's dot products, mix and exponentials.)
-constexpr const char* kNumerics = "philox4x32-10 box-muller; reduced basis v first; lane trees 04-15-26-37; "
-                                  "lane fma in dots, mix, exp; packed maps; "
-                                  "blocks of 1e7, segments of 256 values per layer a block, exact 192-bit 2^-100";
+constexpr const char* kNumerics =
+    "philox4x32-10 box-muller; reduced basis v first; lane trees 04-15-26-37; "
+    "lane fma in dots, mix, exp; packed maps; "
+    "blocks of 1e7, segments of 256 values per layer a block, exact 192-bit 2^-100";
 
 std::uint64_t fnv1a(const char* data, std::size_t size, std::uint64_t h = 0xcbf29ce484222325ULL) {
   for (std::size_t i = 0; i < size; ++i) {
@@ -39,16 +40,17 @@ std::uint64_t fnv1a(const char* data, std::size_t size, std::uint64_t h = 0xcbf2
 
 std::string header_json(const PartialSums& p) {
   const SampleGrid g = sample_grid(p.settings);
-  nlohmann::json h = {{"settings", settings_to_json(p.settings)},
-                      {"grid", {{"block_size", g.block_size}, {"segment_blocks", g.segment_blocks}, {"segments", g.segments()}}},
-                      {"segments", {p.segments.begin, p.segments.end}},
-                      {"sample_range", {p.first_sample, p.end_sample}},
-                      {"count", p.exact.count()},
-                      {"values", p.exact.size()},
-                      {"elapsed_s", p.elapsed_s},
-                      {"maskscope_version", p.version},
-                      {"kernel", p.kernel},
-                      {"numerics", kNumerics}};
+  nlohmann::json h = {
+      {"settings", settings_to_json(p.settings)},
+      {"grid", {{"block_size", g.block_size}, {"segment_blocks", g.segment_blocks}, {"segments", g.segments()}}},
+      {"segments", {p.segments.begin, p.segments.end}},
+      {"sample_range", {p.first_sample, p.end_sample}},
+      {"count", p.exact.count()},
+      {"values", p.exact.size()},
+      {"elapsed_s", p.elapsed_s},
+      {"maskscope_version", p.version},
+      {"kernel", p.kernel},
+      {"numerics", kNumerics}};
   return h.dump() + "\n";
 }
 
@@ -59,13 +61,16 @@ struct Header {
   std::size_t header_bytes = 0;  // magic + JSON line
 };
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) { throw std::runtime_error(path + ": " + what); }
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw std::runtime_error(path + ": " + what);
+}
 
 Header parse_header(const std::string& path, std::ifstream& in) {
   Header h;
   std::string magic(std::strlen(kMagic), '\0');
   in.read(magic.data(), std::streamsize(magic.size()));
-  if (!in || magic != kMagic) fail(path, "not a maskscope partial-sums file (" + std::string(kPartialSumsExtension) + ")");
+  if (!in || magic != kMagic)
+    fail(path, "not a maskscope partial-sums file (" + std::string(kPartialSumsExtension) + ")");
   std::string line;
   if (!std::getline(in, line)) fail(path, "truncated: the header line is missing");
   h.header_bytes = magic.size() + line.size() + 1;
@@ -85,9 +90,7 @@ Header parse_header(const std::string& path, std::ifstream& in) {
     h.p.kernel = j.value("kernel", std::string());
     h.values = j.at("values").get<std::size_t>();
     h.count = j.at("count").get<std::int64_t>();
-  } catch (const std::exception& e) {
-    fail(path, std::string("corrupt header: ") + e.what());
-  }
+  } catch (const std::exception& e) { fail(path, std::string("corrupt header: ") + e.what()); }
   if (numerics != kNumerics)
     fail(path, "computed with different numerics ('" + numerics + "'; this maskscope: '" + kNumerics + "')");
   const SampleGrid g = sample_grid(h.p.settings);
@@ -168,22 +171,25 @@ PartialSums merge_partial_sums_files(const std::vector<std::string>& paths, bool
   const auto& [first, first_path] = heads.front();
   for (const auto& [h, path] : heads) {
     if (h.version != first.version)
-      throw std::runtime_error(path + ": computed by maskscope " + h.version + ", but " + first_path + " by " + first.version +
-                               "; the parts of one result must come from one version");
+      throw std::runtime_error(path + ": computed by maskscope " + h.version + ", but " + first_path + " by " +
+                               first.version + "; the parts of one result must come from one version");
     if (h.kernel != first.kernel)
       throw std::runtime_error(path + ": computed by the '" + h.kernel + "' kernel, but " + first_path + " by '" +
-                               first.kernel + "' (processors of different kinds round differently); compute the parts "
+                               first.kernel +
+                               "' (processors of different kinds round differently); compute the parts "
                                "of one result on processors of one kind");
     if (!h.settings.same_simulation(first.settings)) {
       std::string diff;
       const nlohmann::json a = settings_to_json(first.settings), b = settings_to_json(h.settings);
       for (auto it = a.begin(); it != a.end(); ++it)
         if (it.key() != "threads" && b.contains(it.key()) && b[it.key()] != it.value())
-          diff += (diff.empty() ? "" : ", ") + it.key() + " " + b[it.key()].dump() + " (" + first_path + ": " + it.value().dump() + ")";
+          diff += (diff.empty() ? "" : ", ") + it.key() + " " + b[it.key()].dump() + " (" + first_path + ": " +
+                  it.value().dump() + ")";
       throw std::runtime_error(path + ": different settings from " + first_path + ": " + diff);
     }
   }
-  std::sort(heads.begin(), heads.end(), [](const auto& a, const auto& b) { return a.first.segments.begin < b.first.segments.begin; });
+  std::sort(heads.begin(), heads.end(),
+            [](const auto& a, const auto& b) { return a.first.segments.begin < b.first.segments.begin; });
   const SampleGrid g = sample_grid(first.settings);
   auto samples = [&](std::int64_t a, std::int64_t b) {
     return "samples [" + std::to_string(g.first_sample(a)) + ", " + std::to_string(g.first_sample(b)) + ")";
@@ -191,8 +197,9 @@ PartialSums merge_partial_sums_files(const std::vector<std::string>& paths, bool
   for (std::size_t i = 1; i < heads.size(); ++i) {
     const auto &prev = heads[i - 1], &cur = heads[i];
     if (cur.first.segments.begin < prev.first.segments.end)
-      throw std::runtime_error(cur.second + " (" + samples(cur.first.segments.begin, cur.first.segments.end) + ") overlaps " +
-                               prev.second + " (" + samples(prev.first.segments.begin, prev.first.segments.end) + ")");
+      throw std::runtime_error(cur.second + " (" + samples(cur.first.segments.begin, cur.first.segments.end) +
+                               ") overlaps " + prev.second + " (" +
+                               samples(prev.first.segments.begin, prev.first.segments.end) + ")");
     if (cur.first.segments.begin > prev.first.segments.end)
       throw std::runtime_error("missing " + samples(prev.first.segments.end, cur.first.segments.begin) + ": between " +
                                prev.second + " and " + cur.second + " (a shard not computed or not given?)");
@@ -229,7 +236,8 @@ std::vector<ResultFiles> scan_results_folder(const std::string& folder) {
   std::vector<ResultFiles> groups;
   for (const auto& path : paths) {
     const PartialSums h = read_partial_sums_header(path);
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const ResultFiles& g) { return g.settings.same_simulation(h.settings); });
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const ResultFiles& g) { return g.settings.same_simulation(h.settings); });
     if (it == groups.end()) groups.push_back({h.settings, {path}});
     else it->files.push_back(path);
   }

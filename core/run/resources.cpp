@@ -37,15 +37,16 @@ RunCost estimate_cost(const Settings& s, int threads) {
   // reader such as the window may still hold (3).
   const std::uint64_t buffers = 1 + 3 + 3;
   const std::uint64_t nd = std::uint64_t(s.n) * s.d;
-  const std::uint64_t per_thread = s.random_weights()
-                                       ? sizeof(float) * (22 * nd + (2 * std::uint64_t(s.heads) + 5) * nn) + 2 * sizeof(double) * nn
-                                       : sizeof(float) * (6 * nd + 3 * nn);
+  const std::uint64_t per_thread =
+      s.random_weights() ? sizeof(float) * (22 * nd + (2 * std::uint64_t(s.heads) + 5) * nn) + 2 * sizeof(double) * nn
+                         : sizeof(float) * (6 * nd + 3 * nn);
   const std::uint64_t work = std::uint64_t(threads) * per_thread;
   // Block buffers: one per block in flight (a worker takes one only with a block), at most the
   // lookahead. One-sample blocks of the parameter-free model hold no squares
   // (BlockSums::squares_implied): those are half size.
   const std::uint64_t blocks = std::uint64_t(merge_lookahead(s, threads));
-  const std::uint64_t block_bytes = !s.random_weights() && samples_per_block(s) == 1 ? sums_bytes(s) / 2 : sums_bytes(s);
+  const std::uint64_t block_bytes =
+      !s.random_weights() && samples_per_block(s) == 1 ? sums_bytes(s) / 2 : sums_bytes(s);
   c.memory_bytes = buffers * sums_bytes(s) + blocks * block_bytes + work + network_bytes(s);  // the network is shared
   // JSON: six n x n matrices per layer at about 22 characters a number, plus the vectors.
   c.json_bytes = std::uint64_t(s.layers) * (6 * nn + 2 * std::uint64_t(s.n)) * 22 + 4096;

@@ -83,10 +83,8 @@ void Run::set_paused(bool paused) {
   std::lock_guard lock(mutex_);
   if (paused == paused_.load()) return;
   const auto now = std::chrono::steady_clock::now();
-  if (paused)
-    paused_since_ = now;
-  else
-    paused_total_ += now - paused_since_;
+  if (paused) paused_since_ = now;
+  else paused_total_ += now - paused_since_;
   paused_.store(paused);
   cv_.notify_all();
 }
@@ -142,10 +140,8 @@ void Run::worker_main() {
     pending_[block] = std::move(buffer);
     for (auto it = pending_.find(merged_blocks_); it != pending_.end(); it = pending_.find(merged_blocks_)) {
       BlockSums& b = *it->second;
-      if (segment_.count == 0)
-        segment_.take(b);  // a segment's first block is its sum
-      else
-        segment_.add(b);
+      if (segment_.count == 0) segment_.take(b);  // a segment's first block is its sum
+      else segment_.add(b);
       free_buffers_.push_back(std::move(it->second));
       pending_.erase(it);
       ++merged_blocks_;
@@ -228,8 +224,9 @@ void Run::publisher_main() {
         // The first snapshot goes out as soon as the first block is merged, so a restarted view
         // shows data at once; later ones at the publish interval.
         if (!retry)
-          publisher_cv_.wait_for(lock, interval,
-                       [&] { return workers_running_ == 0 || (!published_data && merged_blocks_ > begin_block_); });
+          publisher_cv_.wait_for(lock, interval, [&] {
+            return workers_running_ == 0 || (!published_data && merged_blocks_ > begin_block_);
+          });
         published_data = published_data || merged_blocks_ > begin_block_;
         last = workers_running_ == 0;
         if (abandoned_.load()) break;
@@ -250,8 +247,7 @@ void Run::publisher_main() {
           copy.mean.assign(segment_.sum.begin(), segment_.sum.end());
           if (segment_.squares_implied())  // one sample: its squares as take() or add() would form them
             squares_of(segment_.sum, copy.m2);
-          else
-            copy.m2.assign(segment_.sumsq.begin(), segment_.sumsq.end());
+          else copy.m2.assign(segment_.sumsq.begin(), segment_.sumsq.end());
         } else {
           copy.mean.assign(accum_size_, 0.0);
           copy.m2.assign(accum_size_, 0.0);

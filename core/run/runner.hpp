@@ -29,14 +29,14 @@ namespace maskscope {
 
 struct RunOptions {
   std::chrono::milliseconds publish_interval{25};
-  bool low_priority = false;           // lower the workers' scheduling priority (keeps a UI fluid)
-  bool start_paused = false;           // workers start waiting for set_paused(false)
+  bool low_priority = false;  // lower the workers' scheduling priority (keeps a UI fluid)
+  bool start_paused = false;  // workers start waiting for set_paused(false)
   // Until the first picture with samples is out, one worker computes the first block and the
   // others wait. A new run's first picture (a slider move in the window) then comes sooner: at
   // n 512 one sample is a block, and a second worker's sample would take memory bandwidth from it
   // and a core from the picture's build. The waiting costs the run about one block's time, once.
   bool first_picture_alone = false;
-  std::function<void()> on_publish;    // called from the publisher thread after each snapshot
+  std::function<void()> on_publish;  // called from the publisher thread after each snapshot
   // The segments to compute (sample_grid.hpp); end < 0 means to the last. A run over part of the
   // segments is one shard or MPI rank of a larger run: its snapshots cover its own samples only,
   // and exact() is what gets merged.
@@ -63,7 +63,7 @@ class Run {
   void set_paused(bool paused);
   bool paused() const { return paused_.load(); }
   bool done() const { return done_.load(); }  // finished or cancelled, final snapshot published
-  void wait();                                 // until done()
+  void wait();                                // until done()
   std::shared_ptr<const Snapshot> snapshot() const;
   std::int64_t samples_done() const { return samples_done_.load(std::memory_order_relaxed); }
   const SampleGrid& grid() const { return grid_; }
@@ -93,16 +93,16 @@ class Run {
   std::condition_variable cv_;            // the workers wait on it (their turn, pause, the first picture)
   std::condition_variable publisher_cv_;  // the publisher: the first block merged, a worker's end, cancel
   std::condition_variable done_cv_;       // wait(): done_
-  std::int64_t next_block_ = 0;    // the next block a worker takes
-  std::int64_t merged_blocks_ = 0; // blocks [begin_block_, merged_blocks_) are summed
+  std::int64_t next_block_ = 0;           // the next block a worker takes
+  std::int64_t merged_blocks_ = 0;        // blocks [begin_block_, merged_blocks_) are summed
   std::int64_t lookahead_ = 0;
   int workers_running_ = 0;
   std::map<std::int64_t, std::unique_ptr<BlockSums>> pending_;
   std::vector<std::unique_ptr<BlockSums>> free_buffers_;
-  BlockSums segment_;         // the current segment's blocks, summed in block order
-  ExactSums exact_;           // every finished segment; written under mutex_ and exact_mutex_
+  BlockSums segment_;                      // the current segment's blocks, summed in block order
+  ExactSums exact_;                        // every finished segment; written under mutex_ and exact_mutex_
   mutable std::shared_mutex exact_mutex_;  // the publisher reads exact_ under a shared lock, outside mutex_
-  std::int64_t folds_ = 0;    // segments added to exact_ (changes under both locks)
+  std::int64_t folds_ = 0;                 // segments added to exact_ (changes under both locks)
 
   bool first_picture_out_ = false;  // under mutex_: a picture with samples is published
   std::atomic<bool> cancel_{false};

@@ -18,14 +18,10 @@ void BlockSums::reset(std::size_t size) {
   // Arrays of another size (or none: a block with implied squares has no sumsq) are new ones, whose
   // memory is zero as allocated (BigAllocator), so nothing is written there. At n 512 each is
   // 12.6 MB, and a new run's first block would otherwise write them twice.
-  if (sum.size() == size)
-    std::fill(sum.begin(), sum.end(), 0.0);
-  else
-    sum = BigVector(size);
-  if (sumsq.size() == size)
-    std::fill(sumsq.begin(), sumsq.end(), 0.0);
-  else
-    sumsq = BigVector(size);
+  if (sum.size() == size) std::fill(sum.begin(), sum.end(), 0.0);
+  else sum = BigVector(size);
+  if (sumsq.size() == size) std::fill(sumsq.begin(), sumsq.end(), 0.0);
+  else sumsq = BigVector(size);
 }
 
 [[gnu::optimize("-ffp-contract=off")]] void squares_of(const BigVector& v, BigVector& out) {

@@ -37,7 +37,12 @@ struct AccumLayout {
   AccumLayout() = default;
   AccumLayout(int n_, int layers_, int heads_ = 1, bool embeddings_ = false, MaskKind mask_ = MaskKind::causal,
               int window_ = 0)
-      : n(n_), layers(layers_), heads(heads_), embeddings(embeddings_), mask(mask_), window(window_),
+      : n(n_),
+        layers(layers_),
+        heads(heads_),
+        embeddings(embeddings_),
+        mask(mask_),
+        window(window_),
         map_cells(map_row(n_)),
         per_layer(2 * map_cells + triangle() + n_ + 8 + (heads_ > 1 ? std::size_t(heads_) * (2 * map_cells + 3) : 0)) {}
 
@@ -65,15 +70,15 @@ struct AccumLayout {
   int embedding_block() const { return layers; }  // valid when `embeddings`
   std::size_t total() const { return per_layer * blocks(); }
   std::size_t base(int l) const { return per_layer * l; }
-  std::size_t score(int l) const { return base(l); }                         // packed map, S_ij (mean over heads)
-  std::size_t weight(int l) const { return base(l) + map_cells; }            // packed map, A_ij (mean over heads)
-  std::size_t cosine(int l) const { return base(l) + 2 * map_cells; }        // packed lower triangle, j <= i
+  std::size_t score(int l) const { return base(l); }                              // packed map, S_ij (mean over heads)
+  std::size_t weight(int l) const { return base(l) + map_cells; }                 // packed map, A_ij (mean over heads)
+  std::size_t cosine(int l) const { return base(l) + 2 * map_cells; }             // packed lower triangle, j <= i
   std::size_t norm(int l) const { return base(l) + 2 * map_cells + triangle(); }  // n, ||x_i||
-  std::size_t recency(int l) const { return norm(l) + n; }            // per-sample RP (mean over heads)
-  std::size_t adjacency(int l) const { return recency(l) + 1; }       // per-sample adjacency
-  std::size_t recency_ties(int l) const { return recency(l) + 2; }    // per-sample tie fraction (RP)
-  std::size_t adjacency_ties(int l) const { return recency(l) + 3; }  // per-sample tie fraction (adjacency)
-  std::size_t norm_adjacency(int l) const { return recency(l) + 4; }  // per-sample norm adjacency
+  std::size_t recency(int l) const { return norm(l) + n; }                        // per-sample RP (mean over heads)
+  std::size_t adjacency(int l) const { return recency(l) + 1; }                   // per-sample adjacency
+  std::size_t recency_ties(int l) const { return recency(l) + 2; }                // per-sample tie fraction (RP)
+  std::size_t adjacency_ties(int l) const { return recency(l) + 3; }              // per-sample tie fraction (adjacency)
+  std::size_t norm_adjacency(int l) const { return recency(l) + 4; }              // per-sample norm adjacency
   std::size_t norm_adjacency_ties(int l) const { return recency(l) + 5; }
   std::size_t score_slope(int l) const { return recency(l) + 6; }   // per-sample within-offset slope of S on i
   std::size_t weight_slope(int l) const { return recency(l) + 7; }  // the same for A (docs/model.md section 8)

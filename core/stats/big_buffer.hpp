@@ -50,7 +50,9 @@ struct BigAllocator {
     ::new (static_cast<void*>(p)) U(std::forward<A>(a), std::forward<Args>(args)...);
   }
   template <class U>
-  bool operator==(const BigAllocator<U>&) const noexcept { return true; }
+  bool operator==(const BigAllocator<U>&) const noexcept {
+    return true;
+  }
 };
 
 }  // namespace maskscope

@@ -74,10 +74,8 @@ bool exact_add(std::uint64_t* w, double x) {
     v1 = std::uint64_t(t);
     v2 = std::uint64_t(t >> 64);
   }
-  if (bits >> 63)
-    sub3(w, v0, v1, v2);
-  else
-    add3(w, v0, v1, v2);
+  if (bits >> 63) sub3(w, v0, v1, v2);
+  else add3(w, v0, v1, v2);
   return true;
 }
 
@@ -85,7 +83,9 @@ long double exact_value(const std::uint64_t* w) {
   std::uint64_t a0 = w[0], a1 = w[1], a2 = w[2];
   const bool negative = (a2 >> 63) != 0;
   if (negative) {  // two's complement negation
-    a0 = ~a0; a1 = ~a1; a2 = ~a2;
+    a0 = ~a0;
+    a1 = ~a1;
+    a2 = ~a2;
     const u128 s0 = u128(a0) + 1;
     const u128 s1 = u128(a1) + std::uint64_t(s0 >> 64);
     a0 = std::uint64_t(s0);

@@ -29,7 +29,8 @@ struct OffsetSums {
   double total = 0, count = 0;
   std::vector<double> mo, io;  // per offset: the mean of the map and of i (after prepare)
   double grand = 0;
-  explicit OffsetSums(int n) : cells(std::size_t(2 * n), 0.0), sum_m(std::size_t(2 * n), 0.0), sum_i(std::size_t(2 * n), 0.0) {}
+  explicit OffsetSums(int n)
+      : cells(std::size_t(2 * n), 0.0), sum_m(std::size_t(2 * n), 0.0), sum_i(std::size_t(2 * n), 0.0) {}
   void add(int i, std::size_t o, double v) {
     cells[o] += 1;
     sum_m[o] += v;
@@ -143,7 +144,8 @@ Leakage fits(int n, const KeyRanges& keys, const double* mean, const double* m2,
 std::vector<LeakageBin> leakage_bins(int n) {
   static const int edges[] = {0, 5, 12, 25, 50, 100, 200, 256};
   std::vector<LeakageBin> bins;
-  for (std::size_t k = 0; k + 1 < std::size(edges) && edges[k] < n; ++k) bins.push_back({edges[k], std::min(edges[k + 1], n), kNaN});
+  for (std::size_t k = 0; k + 1 < std::size(edges) && edges[k] < n; ++k)
+    bins.push_back({edges[k], std::min(edges[k + 1], n), kNaN});
   if (n > 256) bins.push_back({256, n, kNaN});
   return bins;
 }
@@ -151,10 +153,12 @@ std::vector<LeakageBin> leakage_bins(int n) {
 Leakage leakage_of(int n, const KeyRanges& keys, const std::vector<double>& mean, const std::vector<double>& m2,
                    std::int64_t count, double slope_se) {
   const auto square = [n](int i, int j) { return std::size_t(i) * n + std::size_t(j); };
-  return fits(n, keys, mean.data(), m2.empty() ? nullptr : m2.data(), square, m2.empty() ? 1.0 : double(count), slope_se);
+  return fits(n, keys, mean.data(), m2.empty() ? nullptr : m2.data(), square, m2.empty() ? 1.0 : double(count),
+              slope_se);
 }
 
-Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments& m, std::size_t map, std::size_t slope) {
+Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments& m, std::size_t map,
+                   std::size_t slope) {
   const int n = L.n;
   if (m.count == 0) {
     Leakage none;

@@ -37,7 +37,8 @@ std::vector<LeakageBin> leakage_bins(int n);
 Leakage leakage_of(int n, const KeyRanges& keys, const std::vector<double>& mean, const std::vector<double>& m2,
                    std::int64_t count, double slope_se);
 // From a run's moments: the packed map (AccumLayout) at `map` and the per-sample slope at `slope`.
-Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments& m, std::size_t map, std::size_t slope);
+Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments& m, std::size_t map,
+                   std::size_t slope);
 
 // The saturated relative baseline's fit of a map: each cell's offset mean m_o (NaN where masked).
 // The map minus this is the absolute part, which dR^2 measures.

@@ -59,7 +59,8 @@ void Map::unpack(std::vector<double>& out) const {
     for (int j0 = 0; j0 <= i0; j0 += kTile)
       for (int i = i0; i < std::min(n_, i0 + kTile); ++i)
         for (int j = j0; j < std::min(i, j0 + kTile); ++j)
-          out[std::size_t(j) * std::size_t(n_) + std::size_t(i)] = out[std::size_t(i) * std::size_t(n_) + std::size_t(j)];
+          out[std::size_t(j) * std::size_t(n_) + std::size_t(i)] =
+              out[std::size_t(i) * std::size_t(n_) + std::size_t(j)];
 }
 
 std::vector<double> Map::unpacked() const {

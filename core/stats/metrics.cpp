@@ -46,7 +46,8 @@ double select_quantile(std::vector<double>& finite, std::size_t from, double q) 
   const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
   std::nth_element(finite.begin() + std::ptrdiff_t(from), finite.begin() + std::ptrdiff_t(lo), finite.end());
   const double a = finite[lo];
-  const double b = lo + 1 < finite.size() ? *std::min_element(finite.begin() + std::ptrdiff_t(lo) + 1, finite.end()) : a;
+  const double b =
+      lo + 1 < finite.size() ? *std::min_element(finite.begin() + std::ptrdiff_t(lo) + 1, finite.end()) : a;
   return a + (pos - static_cast<double>(lo)) * (b - a);
 }
 

@@ -35,8 +35,8 @@ std::string shard_error(const SampleGrid& g, std::int64_t k, std::int64_t count)
     return "K = " + std::to_string(k) + " is out of range; valid: K in [1, N] = [1, " + std::to_string(count) + "]";
   if (count > g.segments())
     return "N = " + std::to_string(count) + " shards is more than this run's " + std::to_string(g.segments()) +
-           " segments of " + std::to_string(g.segment_blocks * g.block_size) +
-           " samples; valid: N in [1, " + std::to_string(g.segments()) + "] (or more samples)";
+           " segments of " + std::to_string(g.segment_blocks * g.block_size) + " samples; valid: N in [1, " +
+           std::to_string(g.segments()) + "] (or more samples)";
   return "";
 }
 

@@ -240,8 +240,8 @@ Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& 
 Snapshot make_snapshot(const Settings& s, RunMoments&& m, const KeyRanges& keys, const std::atomic<bool>* stop) {
   const AccumLayout L = accum_layout(s);
   if (m.count > 0 && (m.mean.size() != L.total() || m.m2.size() != L.total()))
-    throw std::invalid_argument("make_snapshot: moments of " + std::to_string(m.mean.size()) + " values for a layout of " +
-                                std::to_string(L.total()));
+    throw std::invalid_argument("make_snapshot: moments of " + std::to_string(m.mean.size()) +
+                                " values for a layout of " + std::to_string(L.total()));
   auto store = std::make_shared<Store>();
   store->m = std::move(m);
   const Shapes shapes{masked_shape(keys), symmetric_shape(s.n)};
@@ -255,7 +255,8 @@ Snapshot make_snapshot(const Settings& s, RunMoments&& m, const KeyRanges& keys,
   std::thread helper;
   if (split < s.layers)
     helper = std::thread([&] {
-      for (int l = split; l < s.layers && !stopped(stop); ++l) block_stats(s, L, store, shapes, keys, l, snap.layers[l]);
+      for (int l = split; l < s.layers && !stopped(stop); ++l)
+        block_stats(s, L, store, shapes, keys, l, snap.layers[l]);
     });
   for (int l = 0; l < split && !stopped(stop); ++l) block_stats(s, L, store, shapes, keys, l, snap.layers[l]);
   if (helper.joinable()) helper.join();
@@ -276,7 +277,9 @@ std::size_t pooled_map_bytes() { return array_pool().bytes(); }
 
 void release_pooled_maps() { array_pool().clear(); }
 
-std::shared_ptr<const Snapshot> share_snapshot(Snapshot&& snap) { return std::make_shared<const Snapshot>(std::move(snap)); }
+std::shared_ptr<const Snapshot> share_snapshot(Snapshot&& snap) {
+  return std::make_shared<const Snapshot>(std::move(snap));
+}
 
 const LayerStats* layer_stats(const Snapshot& snap, int layer) {
   if (layer == 0) return snap.embeddings.empty() ? nullptr : &snap.embeddings.front();

@@ -18,7 +18,7 @@ namespace maskscope {
 
 // One head of a random-weight layer (docs/model.md section 7).
 struct HeadStats {
-  Map score_mean, score_se;    // NaN where masked
+  Map score_mean, score_se;  // NaN where masked
   Map weight_mean, weight_se;
   double recency = 0, recency_se = 0, recency_ties = 0;
   Leakage leakage;  // of this head's logits (docs/model.md section 8)
@@ -31,17 +31,17 @@ struct LayerStats {
   Map score_mean, score_se;
   Map weight_mean, weight_se;
   Map cosine_mean, cosine_se;
-  std::vector<double> norm_mean, norm_se;      // n
-  double recency = 0, recency_se = 0;          // ties 1/2; NaN when no triple i > k > j exists
-  double recency_ties = 0;                     // mean fraction of RP's comparisons that were ties
-  double adjacency = 0, adjacency_se = 0;      // ties 1/2, diagonal left out; NaN when n < 3
-  double adjacency_ties = 0;                   // mean fraction of adjacency's comparisons that were ties
+  std::vector<double> norm_mean, norm_se;            // n
+  double recency = 0, recency_se = 0;                // ties 1/2; NaN when no triple i > k > j exists
+  double recency_ties = 0;                           // mean fraction of RP's comparisons that were ties
+  double adjacency = 0, adjacency_se = 0;            // ties 1/2, diagonal left out; NaN when n < 3
+  double adjacency_ties = 0;                         // mean fraction of adjacency's comparisons that were ties
   double norm_adjacency = 0, norm_adjacency_se = 0;  // adjacency of the norms (docs/model.md section 7); NaN when n < 3
   double norm_adjacency_ties = 0;
-  std::vector<HeadStats> heads;                // random_weights: one per head (the maps above are their mean)
-  Leakage leakage;                             // absolute-position leakage dR^2 of the logits S (docs/model.md section 8)
-  Leakage weight_leakage;                      // ... of the attention weights A (Ruscio Eq. 3: the softmax denominator)
-  Map score_diag_normalized;                   // score_mean less its diagonals' means (a view of it); NaN where masked
+  std::vector<HeadStats> heads;  // random_weights: one per head (the maps above are their mean)
+  Leakage leakage;               // absolute-position leakage dR^2 of the logits S (docs/model.md section 8)
+  Leakage weight_leakage;        // ... of the attention weights A (Ruscio Eq. 3: the softmax denominator)
+  Map score_diag_normalized;     // score_mean less its diagonals' means (a view of it); NaN where masked
   double score_diag_q01 = 0, score_diag_q99 = 0;
 };
 
@@ -66,7 +66,8 @@ struct Snapshot {
 // `stop`, checked before each layer: once it is true the rest is not built and the snapshot is
 // incomplete, for a caller that throws it away (an abandoned run: at n 512 a build is milliseconds
 // of CPU the next run's first sample needs).
-Snapshot make_snapshot(const Settings& s, RunMoments&& m, const KeyRanges& keys, const std::atomic<bool>* stop = nullptr);
+Snapshot make_snapshot(const Settings& s, RunMoments&& m, const KeyRanges& keys,
+                       const std::atomic<bool>* stop = nullptr);
 // The same from moments the caller keeps (a copy of them is made).
 Snapshot make_snapshot(const Settings& s, const RunMoments& m, const KeyRanges& keys,
                        const std::atomic<bool>* stop = nullptr);

@@ -46,7 +46,8 @@ inline nlohmann::json read_json(const std::string& path) {
 
 // The numbers of a result: everything but timing, threads and provenance.
 inline nlohmann::json numbers(nlohmann::json j) {
-  for (const char* k : {"elapsed_s", "samples_per_s", "threads_used", "mpi_ranks", "merged_files", "maskscope_version"}) j.erase(k);
+  for (const char* k : {"elapsed_s", "samples_per_s", "threads_used", "mpi_ranks", "merged_files", "maskscope_version"})
+    j.erase(k);
   j["config"].erase("threads");
   return j;
 }

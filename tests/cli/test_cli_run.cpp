@@ -15,8 +15,10 @@ using namespace cli_test;
 TEST_CASE("run writes the documented JSON") {
   const std::string path = work("result.json");
   fs::remove(path);
-  const Result r = cli("run --n 6 --d 32 --layers 3 --alpha 0.5 --norm layernorm --scale sqrt_d --gamma 0 --rope 0 "
-                       "--mask causal --unit-input 0 --samples 3000 --seed 1 --threads 2 --quiet --out " + path);
+  const Result r =
+      cli("run --n 6 --d 32 --layers 3 --alpha 0.5 --norm layernorm --scale sqrt_d --gamma 0 --rope 0 "
+          "--mask causal --unit-input 0 --samples 3000 --seed 1 --threads 2 --quiet --out " +
+          path);
   REQUIRE(r.code == 0);
   std::ifstream is(path);
   const auto j = nlohmann::json::parse(is);
@@ -52,9 +54,11 @@ TEST_CASE("the progress line goes to stderr unless --quiet") {
 TEST_CASE("random_weights: the JSON contract of docs/model.md section 7") {
   const std::string path = work("random_weights.json");
   fs::remove(path);
-  const Result r = cli("run --model random_weights --n 8 --d 24 --layers 2 --heads 3 --vocab 16 --mlp 1 --init-mean 0 "
-                       "--init-std 0.02 --embed-std 0.05 --weights per_sample --weight-seed 1 --samples 400 --seed 3 "
-                       "--threads 2 --quiet --out " + path);
+  const Result r =
+      cli("run --model random_weights --n 8 --d 24 --layers 2 --heads 3 --vocab 16 --mlp 1 --init-mean 0 "
+          "--init-std 0.02 --embed-std 0.05 --weights per_sample --weight-seed 1 --samples 400 --seed 3 "
+          "--threads 2 --quiet --out " +
+          path);
   REQUIRE(r.code == 0);
   std::ifstream is(path);
   const auto j = nlohmann::json::parse(is);
@@ -71,7 +75,8 @@ TEST_CASE("random_weights: the JSON contract of docs/model.md section 7") {
     CHECK(L["rp"].get<double>() == doctest::Approx(mean).epsilon(1e-12));
   }
   const auto& e = j["embeddings"];
-  for (const char* key : {"adjacency", "adjacency_se", "norm_adjacency", "norm_adjacency_se"}) CHECK(e[key].is_number());
+  for (const char* key : {"adjacency", "adjacency_se", "norm_adjacency", "norm_adjacency_se"})
+    CHECK(e[key].is_number());
   CHECK(e["cosine_mean"].size() == 8);
   CHECK(e["cosine_mean"][3][3] == 1.0);
   CHECK(e["norm_mean"].size() == 8);
@@ -102,14 +107,16 @@ TEST_CASE("leakage: the run JSON's dR^2 keys, and the four-way table of maskscop
   }
   const std::string lpath = work("leak.json");
   fs::remove(lpath);
-  const Result r = cli("leakage --n 10 --d 32 --layers 2 --norm l2 --scale one --gamma 1 --unit-input 1 --alpha 0.2 "
-                       "--rope 10000 --samples 3000 --quiet --out " + lpath);
+  const Result r =
+      cli("leakage --n 10 --d 32 --layers 2 --norm l2 --scale one --gamma 1 --unit-input 1 --alpha 0.2 "
+          "--rope 10000 --samples 3000 --quiet --out " +
+          lpath);
   REQUIRE(r.code == 0);
   std::ifstream il(lpath);
   const auto k = nlohmann::json::parse(il);
   REQUIRE(k["ablations"].size() == 4);
-  CHECK(k["ablations"][1]["config"]["rope"] == 0.0);            // identity RoPE
-  CHECK(k["ablations"][2]["config"]["rope_scramble"] == 1);     // scrambled RoPE
+  CHECK(k["ablations"][1]["config"]["rope"] == 0.0);         // identity RoPE
+  CHECK(k["ablations"][2]["config"]["rope_scramble"] == 1);  // scrambled RoPE
   CHECK(k["ablations"][3]["config"]["mask"] == "bidirectional");
   CHECK(k["ablations"][3]["config"]["seed"] == k["config"]["seed"]);  // same random draws
   const auto& l2 = k["layers"][1];

@@ -26,7 +26,8 @@ TEST_CASE("shards merged in any order give the same numbers as one run, bit for 
   REQUIRE(cli(kShardRun + " --threads 2 --out " + work("whole.json")).code == 0);
   for (int k = 1; k <= 3; ++k)
     REQUIRE(cli(kShardRun + " --threads " + std::to_string(k) + " --shard " + std::to_string(k) + "/3 --out " +
-                work("part-" + std::to_string(k) + ".msum")).code == 0);
+                work("part-" + std::to_string(k) + ".msum"))
+                .code == 0);
   const nlohmann::json whole = numbers(read_json(work("whole.json")));
   for (const std::string order : {"1 2 3", "3 1 2", "2 3 1"}) {
     std::string files;
@@ -52,10 +53,13 @@ TEST_CASE("shards merged in any order give the same numbers as one run, bit for 
 TEST_CASE("merge refuses mismatched settings, overlaps, gaps, corrupt and truncated files, naming the file; exit 2") {
   for (int k = 1; k <= 3; ++k)
     if (!fs::exists(work("part-" + std::to_string(k) + ".msum")))
-      REQUIRE(cli(kShardRun + " --shard " + std::to_string(k) + "/3 --out " + work("part-" + std::to_string(k) + ".msum")).code == 0);
+      REQUIRE(
+          cli(kShardRun + " --shard " + std::to_string(k) + "/3 --out " + work("part-" + std::to_string(k) + ".msum"))
+              .code == 0);
   const std::string p1 = work("part-1.msum"), p2 = work("part-2.msum"), p3 = work("part-3.msum");
   REQUIRE(cli("run --n 12 --d 32 --layers 2 --alpha 0.5 --samples 150000 --seed 4 --quiet --shard 2/3 --out " +
-              work("seed4.msum")).code == 0);
+              work("seed4.msum"))
+              .code == 0);
   {  // truncated, and one flipped byte
     std::ifstream is(p2, std::ios::binary);
     std::string data(std::istreambuf_iterator<char>(is), {});
@@ -96,12 +100,12 @@ TEST_CASE("merge refuses mismatched settings, overlaps, gaps, corrupt and trunca
     CHECK_FALSE(fs::exists(work("refused.json")));
   }
   // --shard's own refusals.
-  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
-           {"--shard 2/3 --out " + work("x.json"), "--out FILE.msum"},
-           {"--shard 4/3 --out " + work("x.msum"), "K in [1, N]"},
-           {"--shard 0/3 --out " + work("x.msum"), "K = 0"},
-           {"--shard 2 --out " + work("x.msum"), "is not K/N"},
-           {"--shard 1/100000 --out " + work("x.msum"), "segments"}}) {
+  for (const auto& [args, message] :
+       std::vector<std::pair<std::string, std::string>>{{"--shard 2/3 --out " + work("x.json"), "--out FILE.msum"},
+                                                        {"--shard 4/3 --out " + work("x.msum"), "K in [1, N]"},
+                                                        {"--shard 0/3 --out " + work("x.msum"), "K = 0"},
+                                                        {"--shard 2 --out " + work("x.msum"), "is not K/N"},
+                                                        {"--shard 1/100000 --out " + work("x.msum"), "segments"}}) {
     const Result r = cli(kShardRun + " " + args);
     INFO(args);
     INFO(r.err);

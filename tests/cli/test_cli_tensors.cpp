@@ -15,7 +15,8 @@ TEST_CASE("round trip: run --save-tensors, then analyze, gives the run's metrics
                                    std::string("--model random_weights --n 9 --d 32 --heads 4 --layers 2")}) {
     const std::string dir = work("tensors");
     fs::remove_all(dir);
-    const Result r = cli("run " + model + " --samples 60 --seed 7 --quiet --save-tensors " + dir + " --out " + work("rt_run.json"));
+    const Result r =
+        cli("run " + model + " --samples 60 --seed 7 --quiet --save-tensors " + dir + " --out " + work("rt_run.json"));
     INFO(model << ": " << r.err);
     REQUIRE(r.code == 0);
     CHECK(fs::exists(dir + "/manifest.json"));
@@ -53,11 +54,15 @@ TEST_CASE("analyze refuses a bad folder with exit 2 naming the file; --save-tens
   CHECK(big.err.find("10000") != std::string::npos);
 }
 
-TEST_CASE("analyze --layers: the chosen layers' numbers equal the full analysis's, under their own numbers; bad lists exit 2") {
+TEST_CASE(
+    "analyze --layers: the chosen layers' numbers equal the full analysis's, under their own numbers; bad lists exit "
+    "2") {
   const std::string dir = work("tensors_layers");
   fs::remove_all(dir);
-  REQUIRE(cli("run --model random_weights --n 8 --d 16 --heads 2 --layers 3 --samples 30 --seed 2 --quiet --save-tensors " + dir +
-              " --out " + work("layers_run.json")).code == 0);
+  REQUIRE(
+      cli("run --model random_weights --n 8 --d 16 --heads 2 --layers 3 --samples 30 --seed 2 --quiet --save-tensors " +
+          dir + " --out " + work("layers_run.json"))
+          .code == 0);
   REQUIRE(cli("analyze " + dir + " --quiet --out " + work("layers_all.json")).code == 0);
   const Result r = cli("analyze " + dir + " --quiet --layers 3,1 --out " + work("layers_some.json"));
   INFO(r.err);

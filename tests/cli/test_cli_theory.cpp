@@ -20,7 +20,8 @@ TEST_CASE("theory prints the closed forms") {
   r = cli("theory --kind behind_rope_layer2 --n 5 --alpha 0.2 --gamma 1");
   REQUIRE(r.code == 0);
   j = nlohmann::json::parse(r.out);
-  CHECK(j["layer2_score"][4][1].get<double>() == doctest::Approx(maskscope::theory::behind_rope_layer2_score(5, 2, 0.2, 1.0)));
+  CHECK(j["layer2_score"][4][1].get<double>() ==
+        doctest::Approx(maskscope::theory::behind_rope_layer2_score(5, 2, 0.2, 1.0)));
   CHECK(j["layer2_score"][1][4].is_null());
   r = cli("theory --kind ln_recency_s2 --n 4 --d 16");
   REQUIRE(r.code == 0);

@@ -49,7 +49,8 @@ TEST_CASE("exact_add: adding then subtracting leaves zero; values read back with
     REQUIRE(exact_add(w, b));
     // Exact: a + b in long double is exact when the exponents are within 64 bits, else check loosely.
     const long double want = static_cast<long double>(a) + static_cast<long double>(b);
-    CHECK(std::fabs(static_cast<double>(exact_value(w) - want)) <= std::ldexp(1.0, -99) + 1e-18 * std::fabs(double(want)));
+    CHECK(std::fabs(static_cast<double>(exact_value(w) - want)) <=
+          std::ldexp(1.0, -99) + 1e-18 * std::fabs(double(want)));
     REQUIRE(exact_add(w, -a));
     REQUIRE(exact_add(w, -b));
     CHECK(w[0] == 0);
@@ -88,7 +89,8 @@ TEST_CASE("ExactSums: the same bits for any order and grouping of segments") {
   // Moments: the mean agrees with a long double sum to long double precision.
   RunMoments m(size);
   forward.moments(m, 0);
-  const std::int64_t total = std::accumulate(segs.begin(), segs.end(), std::int64_t(0), [](std::int64_t a, const BlockSums& b) { return a + b.count; });
+  const std::int64_t total = std::accumulate(segs.begin(), segs.end(), std::int64_t(0),
+                                             [](std::int64_t a, const BlockSums& b) { return a + b.count; });
   CHECK(m.count == total);
   for (std::size_t k = 0; k < size; k += 17) {
     long double s = 0;

@@ -161,7 +161,8 @@ TEST_CASE("the lane kernel's fused exponential is e^x within 1e-7 relative on [-
   MESSAGE("largest relative error: ", worst);
   CHECK(worst < 1.0e-7);
   const f16 below = f16{} - 88.0f, zero = f16{} + 0.0f;
-  const f16 under = simd::exp_nonpositive_lanes<f16, i16, true>(below), one = simd::exp_nonpositive_lanes<f16, i16, true>(zero);
+  const f16 under = simd::exp_nonpositive_lanes<f16, i16, true>(below),
+            one = simd::exp_nonpositive_lanes<f16, i16, true>(zero);
   for (int t = 0; t < 16; ++t) {
     CHECK(under[t] == 0.0f);
     CHECK(one[t] == 1.0f);
@@ -204,7 +205,7 @@ TEST_CASE("lane block sums add the traced samples in trees of eight lanes, in sa
   // ((0 + 1) + 2) + 3 fails at 29 samples.)
   std::vector<Settings> cases;
   cases.push_back(test::ln_recency(64, 0.5, 100));  // LayerNorm, reduced basis, v's row
-  Settings r = test::ln_recency(16, 0.0, 100);       // no v, residual, window mask
+  Settings r = test::ln_recency(16, 0.0, 100);      // no v, residual, window mask
   r.gamma = 0.5;
   r.mask = MaskKind::window;
   r.window = 3;
@@ -274,8 +275,9 @@ TEST_CASE("lane block sums are the per-sample kernel's statistics: means agree w
   const AccumLayout L = lanes.layout();
   int checked = 0;
   for (int l = 0; l < s.layers; ++l)
-    for (std::size_t k : {L.recency(l), L.adjacency(l), L.norm_adjacency(l), L.score(l) + L.map_cell(9, 3),
-                          L.weight(l) + L.map_cell(9, 9), L.cosine(l) + L.cosine_cell(9, 0), L.norm(l) + 9, L.score_slope(l)}) {
+    for (std::size_t k :
+         {L.recency(l), L.adjacency(l), L.norm_adjacency(l), L.score(l) + L.map_cell(9, 3),
+          L.weight(l) + L.map_cell(9, 9), L.cosine(l) + L.cosine_cell(9, 0), L.norm(l) + 9, L.score_slope(l)}) {
       const double se = std::hypot(ma.standard_error(k), mb.standard_error(k));
       REQUIRE(se > 0);
       CAPTURE(l);

@@ -68,7 +68,8 @@ Explicit explicit_fit(const std::vector<int>& is, const std::vector<int>& js, co
   std::map<int, std::size_t> offset_column;
   for (std::size_t r = 0; r < y.size(); ++r) offset_column.emplace(is[r] - js[r], offset_column.size());
   const std::size_t K = offset_column.size();
-  std::vector<std::vector<double>> base(y.size(), std::vector<double>(K, 0.0)), full(y.size(), std::vector<double>(K + 1, 0.0));
+  std::vector<std::vector<double>> base(y.size(), std::vector<double>(K, 0.0)),
+      full(y.size(), std::vector<double>(K + 1, 0.0));
   double mean = 0;
   for (double v : y) mean += v / double(y.size());
   double sst = 0;

@@ -112,12 +112,12 @@ TEST_CASE("normals: moments, tails and Kolmogorov-Smirnov at 10^7 draws; no corr
     if (k >= per_sample) lag += v * x[k - per_sample];  // normal m of sample s and of sample s - 1
   }
   const double mean = s1 / N;
-  CHECK(std::fabs(mean) < 4.0 / std::sqrt(N));                   // SE 1 / sqrt(N)
+  CHECK(std::fabs(mean) < 4.0 / std::sqrt(N));                    // SE 1 / sqrt(N)
   CHECK(std::fabs(s2 / N - 1.0) < 4.0 * std::sqrt(2.0 / N));      // var(x^2) = 2
   CHECK(std::fabs(s3 / N) < 4.0 * std::sqrt(15.0 / N));           // var(x^3) = 15
   CHECK(std::fabs(s4 / N - 3.0) < 4.0 * std::sqrt(96.0 / N));     // var(x^4) = 105 - 9
   CHECK(std::fabs(lag / (N - per_sample)) < 4.0 / std::sqrt(N));  // independent streams
-  const double p3 = 2.699796063260207e-3;                          // P(|x| > 3)
+  const double p3 = 2.699796063260207e-3;                         // P(|x| > 3)
   CHECK(std::fabs(double(tail) / N - p3) < 4.0 * std::sqrt(p3 * (1 - p3) / N));
   // Kolmogorov-Smirnov: sqrt(N) D below 1.95 (p = 0.001).
   std::sort(x.begin(), x.end());
@@ -187,7 +187,10 @@ TEST_CASE("the reduced input basis has the law of explicit d-dimensional inputs 
     CAPTURE(int(s.norm));
     int checked = 0;
     for (int l = 0; l < s.layers; ++l) {
-      std::vector<std::size_t> entries = {L.recency(l), L.adjacency(l), L.norm_adjacency(l), L.norm(l) + s.n - 1,
+      std::vector<std::size_t> entries = {L.recency(l),
+                                          L.adjacency(l),
+                                          L.norm_adjacency(l),
+                                          L.norm(l) + s.n - 1,
                                           L.score(l) + L.map_cell(s.n - 1, L.map_lo(s.n - 1)),
                                           L.cosine(l) + L.cosine_cell(s.n - 1, 0)};
       for (std::size_t k : entries) {

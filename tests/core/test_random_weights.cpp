@@ -59,7 +59,6 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
-
 double mean_of(const std::vector<float>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); }
 double std_of(const std::vector<float>& v) {
   const double m = mean_of(v);
@@ -91,7 +90,8 @@ TEST_CASE("fixed weights, one head: layer 1 equals a direct computation of the d
   }
   const Matrix y = layernorm(x);
   const Network::Block& b = net->blocks[0];
-  const Matrix q = times(y, b.wqkv, 3 * d, 0, d), k = times(y, b.wqkv, 3 * d, d, d), v = times(y, b.wqkv, 3 * d, 2 * d, d);
+  const Matrix q = times(y, b.wqkv, 3 * d, 0, d), k = times(y, b.wqkv, 3 * d, d, d),
+               v = times(y, b.wqkv, 3 * d, 2 * d, d);
   const LayerTrace& l1 = t.layers[0];
   REQUIRE(l1.head_scores.size() == 1);
   // S = mask(q k^T / sqrt(d_h)) and A = softmax(S) over j <= i
@@ -219,7 +219,8 @@ TEST_CASE("per-sample weights have the law of explicitly drawn networks") {
       default: se_ps = l.adjacency_se;
     }
     const double z = (stats[k].value(*per_sample) - mean) / std::hypot(se_fixed, se_ps);
-    INFO(std::string(stats[k].name), ": per-sample ", stats[k].value(*per_sample), ", explicit networks ", mean, ", z = ", z);
+    INFO(std::string(stats[k].name), ": per-sample ", stats[k].value(*per_sample), ", explicit networks ", mean,
+         ", z = ", z);
     CHECK(std::abs(z) < 4.0);
   }
 }
@@ -302,7 +303,7 @@ TEST_CASE("random-weight settings are validated, each error naming its setting")
   s.heads = 3;
   s.rope_base = 10000;  // head width 10: even, fine
   CHECK(names(s).empty());
-  s.heads = 6;          // head width 5: odd
+  s.heads = 6;  // head width 5: odd
   CHECK(names(s) == std::vector<std::string>{"rope"});
   s = random_weights(8, 32, 1, 2, 10);
   s.vocab = 0;

@@ -135,9 +135,8 @@ TEST_CASE("every traced layer of both kernels equals the reference layer within 
       }
     }
     const std::string name = kernel == Simulator::Kernel::lanes ? "lanes" : "per-sample";
-    MESSAGE(name, ": ", layers,
-            " layers; largest error / allowed: normalized ", worst.normalized, ", scores ", worst.scores, ", weights ",
-            worst.weights, ", output ", worst.output);
+    MESSAGE(name, ": ", layers, " layers; largest error / allowed: normalized ", worst.normalized, ", scores ",
+            worst.scores, ", weights ", worst.weights, ", output ", worst.output);
     CHECK(layers == 288 * 4 * 3);
   }
 }

@@ -31,8 +31,8 @@ TEST_CASE("ordered_pairs counts strict wins of the later entry and ties, across 
     CHECK(ordered_pairs(up.data(), 0, m).wins == pairs);
     CHECK(ordered_pairs(up.data(), 0, m).ties == 0);
     CHECK(ordered_pairs(down.data(), 0, m).wins == 0);
-    CHECK(ordered_pairs(flat.data(), 0, m).wins == 0);    // ties are not wins...
-    CHECK(ordered_pairs(flat.data(), 0, m).ties == pairs);  // ...they count 1/2 (docs/model.md section 4)
+    CHECK(ordered_pairs(flat.data(), 0, m).wins == 0);              // ties are not wins...
+    CHECK(ordered_pairs(flat.data(), 0, m).ties == pairs);          // ...they count 1/2 (docs/model.md section 4)
     CHECK(ordered_pairs(flat.data(), 0, m).half_units() == pairs);  // a constant row scores exactly 1/2
   }
   std::vector<float> row = {3, 1, 2, 5, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -155,7 +155,8 @@ TEST_CASE("edge settings give finite numbers: alpha = 1, n = 1, d = 1, every nor
     Settings s;
     s.norm = norm;
     s.layers = 3;
-    for (auto [n, d, alpha] : {std::tuple{10, 8, 1.0}, std::tuple{1, 8, 0.5}, std::tuple{10, 1, 0.5}, std::tuple{4, 1, 1.0}}) {
+    for (auto [n, d, alpha] :
+         {std::tuple{10, 8, 1.0}, std::tuple{1, 8, 0.5}, std::tuple{10, 1, 0.5}, std::tuple{4, 1, 1.0}}) {
       s.n = n;
       s.d = d;
       s.alpha = alpha;
@@ -177,7 +178,7 @@ TEST_CASE("key_ranges: each mask's keys and the comparisons RP and adjacency cou
   s.mask = MaskKind::causal;
   KeyRanges k = key_ranges(s);
   CHECK(k.recency_triples == 0 + 0 + 1 + 3 + 6 + 10);  // C(i, 2) for i = 0..5
-  CHECK(k.adjacency_rows == 4);                         // rows 2..5
+  CHECK(k.adjacency_rows == 4);                        // rows 2..5
   for (int i = 0; i < 6; ++i) CHECK((k.lo[i] == 0 && k.hi[i] == i));
   s.mask = MaskKind::window;
   s.window = 3;

@@ -55,7 +55,7 @@ TEST_CASE("ties count 1/2: a collapsed bidirectional LN stack gives RP and adjac
     CHECK(std::fabs(L.adjacency - 0.5) <= 4 * L.adjacency_se + 1e-12);
     max_ties = std::max(max_ties, L.recency_ties);
   }
-  CHECK(max_ties > kTieFlagFraction);  // the case the tie rule exists for does occur here
+  CHECK(max_ties > kTieFlagFraction);                      // the case the tie rule exists for does occur here
   CHECK(snap->layers[0].recency_ties < kTieFlagFraction);  // and not at layer 1
 }
 
@@ -73,8 +73,10 @@ TEST_CASE("Behind RoPE Eq. 4: l2, gamma 1, d 4096 layer-2 scores match g(i)/(h(i
     double worst = 0, worst_w = 0;
     for (int i = 0; i < n; ++i)
       for (int j = 0; j <= i; ++j) {
-        worst = std::max(worst, std::fabs(L2.score_mean[i * n + j] - theory::behind_rope_layer2_score(i + 1, j + 1, alpha, 1.0)));
-        worst_w = std::max(worst_w, std::fabs(L1.weight_mean[i * n + j] - theory::behind_rope_layer1_weight(i + 1, j + 1, alpha)));
+        worst = std::max(
+            worst, std::fabs(L2.score_mean[i * n + j] - theory::behind_rope_layer2_score(i + 1, j + 1, alpha, 1.0)));
+        worst_w = std::max(
+            worst_w, std::fabs(L1.weight_mean[i * n + j] - theory::behind_rope_layer1_weight(i + 1, j + 1, alpha)));
       }
     INFO("alpha " << alpha << ": worst layer-2 score gap " << worst << ", worst layer-1 weight gap " << worst_w);
     CHECK(worst < 0.01);
@@ -90,7 +92,8 @@ TEST_CASE("Behind RoPE App. A.2: without the residual the layer-2 scores follow 
   double worst = 0;
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j <= i; ++j)
-      worst = std::max(worst, std::fabs(L2.score_mean[i * 8 + j] - theory::behind_rope_layer2_score(i + 1, j + 1, 0.2, 0.0)));
+      worst = std::max(worst,
+                       std::fabs(L2.score_mean[i * 8 + j] - theory::behind_rope_layer2_score(i + 1, j + 1, 0.2, 0.0)));
   INFO("worst gap " << worst);
   CHECK(worst < 0.01);
 }
@@ -121,7 +124,8 @@ TEST_CASE("Behind RoPE Sec. 5: RoPE is relative without the mask, not with it") 
     int outside = 0, significant = 0;
     for (int e = 0; e < n * n; ++e) {
       if (std::fabs(B.score_diag_normalized[e]) > 5 * B.score_se[e] + kFloatFloor) ++outside;
-      if (!std::isnan(C.score_diag_normalized[e]) && std::fabs(C.score_diag_normalized[e]) > 10 * C.score_se[e] + kFloatFloor)
+      if (!std::isnan(C.score_diag_normalized[e]) &&
+          std::fabs(C.score_diag_normalized[e]) > 10 * C.score_se[e] + kFloatFloor)
         ++significant;
     }
     CHECK(outside == 0);
@@ -157,7 +161,8 @@ TEST_CASE("averaged weights sum to 1 per row; the cosine map is symmetric with 1
 
 TEST_CASE("quantile by selection equals the sorted definition (linear interpolation), NaN ignored") {
   std::vector<double> v;
-  for (int k = 0; k < 1001; ++k) v.push_back(std::sin(k * 12.9898) * 43758.5453 - std::floor(std::sin(k * 12.9898) * 43758.5453));
+  for (int k = 0; k < 1001; ++k)
+    v.push_back(std::sin(k * 12.9898) * 43758.5453 - std::floor(std::sin(k * 12.9898) * 43758.5453));
   v.push_back(std::numeric_limits<double>::quiet_NaN());
   std::vector<double> sorted(v.begin(), v.end() - 1);
   std::sort(sorted.begin(), sorted.end());

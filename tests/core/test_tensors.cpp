@@ -52,9 +52,7 @@ void write_raw(const fs::path& p, const std::string& dict, const std::string& pa
 std::string refusal(const fs::path& dir) {
   try {
     open_tensors(dir.string());
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
+  } catch (const std::runtime_error& e) { return e.what(); }
   return "";
 }
 
@@ -70,7 +68,8 @@ TEST_CASE("half_to_float: normal, subnormal, zero, infinity") {
   CHECK(half_to_float(0x3555) == doctest::Approx(1.0 / 3).epsilon(1e-3));
 }
 
-TEST_CASE("tensors: a purely relative map has no leakage; scores rising in j give RP 1; falling cosines give adjacency 1") {
+TEST_CASE(
+    "tensors: a purely relative map has no leakage; scores rising in j give RP 1; falling cosines give adjacency 1") {
   const int P = 40, L = 2, H = 3, T = 12, d = 4;
   const fs::path dir = fresh_dir("known");
   std::mt19937 rng(3);
@@ -85,7 +84,7 @@ TEST_CASE("tensors: a purely relative map has no leakage; scores rising in j giv
           for (int j = 0; j < T; ++j) {
             float v;
             if (l == 0) v = g[std::size_t(i - j + (i < j ? T : 0)) % T];  // layer 1: depends on i - j only
-            else v = float(j) + 0.1f * noise(rng);                     // layer 2: rises with j (nearer keys)
+            else v = float(j) + 0.1f * noise(rng);                        // layer 2: rises with j (nearer keys)
             logits[(((std::size_t(p) * L + l) * H + h) * T + i) * T + j] = j <= i ? v : -INFINITY;
           }
       }
@@ -165,7 +164,8 @@ TEST_CASE("tensors: float16 and float64 give the float32 numbers; without hidden
   CHECK(a.embeddings.empty());
 }
 
-TEST_CASE("tensors: wrong dtype, byte order, order, shape, truncation and manifests are refused, naming file and array") {
+TEST_CASE(
+    "tensors: wrong dtype, byte order, order, shape, truncation and manifests are refused, naming file and array") {
   const int P = 2, L = 1, H = 1, T = 4;
   std::vector<float> logits(std::size_t(P) * L * H * T * T, 0.5f);
   const std::string payload(reinterpret_cast<const char*>(logits.data()), logits.size() * 4);
@@ -177,10 +177,11 @@ TEST_CASE("tensors: wrong dtype, byte order, order, shape, truncation and manife
       {"int", "{'descr': '<i4', 'fortran_order': False, " + shape, payload, "dtype '<i4' is not supported"},
       {"big", "{'descr': '>f4', 'fortran_order': False, " + shape, payload, "dtype '>f4'"},
       {"fortran", "{'descr': '<f4', 'fortran_order': True, " + shape, payload, "Fortran order"},
-      {"shape4", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 4, 4), }", payload, "expected [P, L, H, T, T]"},
+      {"shape4", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 4, 4), }", payload,
+       "expected [P, L, H, T, T]"},
       {"trunc", "{'descr': '<f4', 'fortran_order': False, " + shape, payload.substr(0, 40), "truncated"},
-      {"long", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 1, 600, 600), }", std::string(2 * 600 * 600 * 4, '\0'),
-       "at most 512"},
+      {"long", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 1, 600, 600), }",
+       std::string(2 * 600 * 600 * 4, '\0'), "at most 512"},
   };
   for (const Case& c : cases) {
     const fs::path dir = fresh_dir(c.name);

@@ -14,7 +14,8 @@ TEST_CASE("Behind RoPE g(i), h(i) at gamma = 1 equal Eq. 3 as printed") {
       const double ea = std::exp(alpha), D = e + (i - 1) * ea;
       const double g_paper = 2.0 * (2.0 * alpha * e + ea * (1.0 + alpha * (2 * i - 3))) / D;
       const double a = 2 * e + (i - 1) * ea;
-      const double h2_paper = (a * a + 2 * a * ea * alpha * (i - 1) + ea * ea * (i - 1) * (1 + (i - 2) * alpha)) / (D * D);
+      const double h2_paper =
+          (a * a + 2 * a * ea * alpha * (i - 1) + ea * ea * (i - 1) * (1 + (i - 2) * alpha)) / (D * D);
       CHECK(behind_rope_g(i, alpha, 1.0) == doctest::Approx(g_paper).epsilon(1e-12));
       CHECK(behind_rope_h(i, alpha, 1.0) == doctest::Approx(std::sqrt(h2_paper)).epsilon(1e-12));
     }
@@ -26,7 +27,8 @@ TEST_CASE("Behind RoPE g'(i), h'(i) at gamma = 0 equal App. A.2 as printed") {
     for (int i = 1; i <= 30; ++i) {
       const double ea = std::exp(alpha), D = e + (i - 1) * ea;
       const double g_paper = (e * alpha + ea * (1 + alpha * (i - 2))) / D;
-      const double h2_paper = (e * e + 2 * std::exp(1 + alpha) * alpha * (i - 1) + ea * ea * (i - 1) * (1 + alpha * (i - 2))) / (D * D);
+      const double h2_paper =
+          (e * e + 2 * std::exp(1 + alpha) * alpha * (i - 1) + ea * ea * (i - 1) * (1 + alpha * (i - 2))) / (D * D);
       CHECK(behind_rope_g(i, alpha, 0.0) == doctest::Approx(g_paper).epsilon(1e-12));
       CHECK(behind_rope_h(i, alpha, 0.0) == doctest::Approx(std::sqrt(h2_paper)).epsilon(1e-12));
     }
@@ -74,8 +76,8 @@ TEST_CASE("LN-recency Eq. 42 h(j) matches the printed form and increases strictl
     for (double gamma : {0.0, 1.0})
       for (int j = 1; j <= 10; ++j) {
         const double Ea = std::exp(alpha * sd), D = E + (j - 1) * Ea;
-        const double inner = D * D * (gamma * gamma + 2 * alpha * gamma + alpha) + D * (1 - alpha) * (2 * gamma * E + Ea) +
-                             (1 - alpha) * (E * E - std::exp(sd + sd * alpha));
+        const double inner = D * D * (gamma * gamma + 2 * alpha * gamma + alpha) +
+                             D * (1 - alpha) * (2 * gamma * E + Ea) + (1 - alpha) * (E * E - std::exp(sd + sd * alpha));
         const double direct = D / (sd * std::sqrt(inner));
         CHECK(ln_recency_h_of_j(j, d, alpha, gamma) == doctest::Approx(direct).epsilon(1e-10));
         CHECK(ln_recency_h_of_j(j, d, alpha, gamma, false) == doctest::Approx(direct * sd).epsilon(1e-10));
