@@ -1,5 +1,6 @@
 // maskscope-cli bench: samples/s of the reference configurations, and at large n the latency of a new
-// run's first picture and of a settings change, with peak memory (numbers in docs/performance.md).
+// run's first picture and of a settings change, with peak memory, and the time to refine two sweeps
+// (numbers in docs/performance.md).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "core/model/strict_number.hpp"
 #include "core/run/resources.hpp"
 #include "core/run/runner.hpp"
+#include "core/run/sweep.hpp"
 
 namespace maskscope::cli {
 
@@ -141,7 +143,41 @@ int cmd_bench(BenchFlags& b) {
         n, change_ms[3], change_ms[6]);
     std::fflush(stdout);
   }
-  std::fflush(stdout);
+  // Sweeps (issue 32): until every point of a 21-point alpha curve, and of a 21 x 21 alpha x d (4..1024, log)
+  // diagram, has SE <= 0.002 on RP in every layer (n 10, L 4, LayerNorm), and until the first full picture
+  // (every point with its preview or first stage).
+  for (const bool diagram : {false, true}) {
+    Settings s = a;  // n 10, d 64, L 4, LayerNorm
+    s.threads = b.threads;
+    s.samples = 10'000'000;  // the cap, far above what SE 0.002 needs
+    std::vector<SweepAxis> axes{parse_sweep_axis("alpha=0:1:21")};
+    if (diagram) axes.push_back(parse_sweep_axis("d=4:1024:21log"));
+    SweepOptions o;
+    o.target_se = 0.002;
+    o.threads = b.threads;
+    const auto t0 = std::chrono::steady_clock::now();
+    Sweep sweep(sweep_points(s, axes, false), o);
+    double first_ms = 0;
+    while (!sweep.done()) {
+      if (first_ms == 0) {
+        const auto state = sweep.snapshot();
+        if (std::all_of(state->points.begin(), state->points.end(), [](const SweepPoint& p) { return p.snapshot; }))
+          first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto state = sweep.snapshot();
+    std::int64_t samples = 0;
+    for (const SweepPoint& p : state->points) samples += p.samples;
+    if (first_ms == 0) first_ms = 1000 * total_s;
+    std::printf(
+        "sweep %s to SE 0.002 on RP in every layer (n 10, L 4, LayerNorm): first full picture %.0f ms, "
+        "complete %.2f s (%zu points, %lld samples, %d stages, %d threads)\n",
+        diagram ? "alpha x d 21 x 21 (d 4..1024 log)" : "alpha 21 points (d 64)", first_ms, total_s,
+        state->points.size(), static_cast<long long>(samples), state->stages, resolved_threads(s));
+    std::fflush(stdout);
+  }
   return 0;
 }
 

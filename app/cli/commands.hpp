@@ -51,6 +51,16 @@ struct TheoryFlags {
 CLI::App* add_theory(CLI::App& app, TheoryFlags& t);
 int cmd_theory(TheoryFlags& t, const CLI::App& cmd);
 
+// sweep: a metric against one or two settings, points stopped early at a target SE (cmd_sweep.cpp).
+struct SweepFlags {
+  RunFlags run;                   // the fixed settings (every setting flag), --samples the cap, --out, --quiet
+  std::vector<std::string> vary;  // NAME=LIST, once or twice
+  std::string metric_text = "rp", se_text;
+  double se = 0;  // 0: every point to the cap
+};
+CLI::App* add_sweep(CLI::App& app, SweepFlags& f);
+int cmd_sweep(SweepFlags& f, const CLI::App& cmd);
+
 // bench: samples/s of the reference configurations (cmd_bench.cpp).
 struct BenchFlags {
   std::string threads_text = "0", seconds_text = "3";

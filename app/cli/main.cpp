@@ -24,12 +24,14 @@ int main(int argc, char** argv) {
   ms::cli::MergeFlags merge_flags;
   ms::cli::LeakageFlags leakage_flags;
   ms::cli::TheoryFlags theory_flags;
+  ms::cli::SweepFlags sweep_flags;
   ms::cli::BenchFlags bench_flags;
   CLI::App* run = ms::cli::add_run(app, run_flags);
   CLI::App* analyze = ms::cli::add_analyze(app, analyze_flags);
   CLI::App* merge = ms::cli::add_merge(app, merge_flags);
   CLI::App* leakage = ms::cli::add_leakage(app, leakage_flags);
   CLI::App* theory = ms::cli::add_theory(app, theory_flags);
+  CLI::App* sweep = ms::cli::add_sweep(app, sweep_flags);
   CLI::App* bench = ms::cli::add_bench(app, bench_flags);
 
   try {
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
     if (*merge) return ms::cli::cmd_merge(merge_flags);
     if (*analyze) return ms::cli::cmd_analyze(analyze_flags);
     if (*leakage) return ms::cli::cmd_leakage(leakage_flags, *leakage);
+    if (*sweep) return ms::cli::cmd_sweep(sweep_flags, *sweep);
   } catch (const std::bad_alloc&) {
     std::cerr << "maskscope-cli: out of memory; lower n, layers or threads\n";
     return 1;

@@ -1,0 +1,250 @@
+// A sweep's axes, points and metric (sweep_spec.hpp).
+#include "core/run/sweep_spec.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+
+#include "core/model/settings_text.hpp"
+#include "core/model/strict_number.hpp"
+
+namespace maskscope {
+
+namespace {
+
+// Settings whose values are names or 0/1: a list only, no range.
+bool categorical(const std::string& key) {
+  return key == "norm" || key == "scale" || key == "mask" || key == "model" || key == "weights" ||
+         key == "unit_input" || key == "mlp";
+}
+
+// Settings that are whole numbers: a range's values are rounded and their duplicates dropped.
+bool whole(const std::string& key) {
+  return key == "n" || key == "d" || key == "layers" || key == "heads" || key == "vocab" || key == "seed" ||
+         key == "rope_scramble" || key == "weight_seed";
+}
+
+// The shortest text that reads back as x (std::to_chars): 0.1 stays "0.1".
+std::string shortest(double x) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t next = text.find(sep, at);
+    parts.push_back(text.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    if (next == std::string::npos) return parts;
+    at = next + 1;
+  }
+}
+
+// START:STOP:COUNT[log] -> the values as text.
+std::vector<std::string> range_values(const std::string& key, const std::string& list) {
+  const std::vector<std::string> parts = split(list, ':');
+  const std::string form =
+      "a range is START:STOP:COUNT or START:STOP:COUNTlog (COUNT in [2, " + std::to_string(kSweepMaxValues) + "])";
+  if (categorical(key))
+    throw std::runtime_error(key + " is a setting of names or 0/1: give its values as a list (a,b,c), not '" + list +
+                             "'");
+  std::string count_text = parts[2];
+  const bool log = count_text.size() > 3 && count_text.compare(count_text.size() - 3, 3, "log") == 0;
+  if (log) count_text.resize(count_text.size() - 3);
+  double start = 0, stop = 0;
+  std::int64_t count = 0;
+  try {
+    start = real_number("START", number_from_text("START", parts[0]), -1e300, 1e300);
+    stop = real_number("STOP", number_from_text("STOP", parts[1]), -1e300, 1e300);
+    count = whole_number("COUNT", number_from_text("COUNT", count_text), 2, std::int64_t(kSweepMaxValues));
+  } catch (const std::exception& e) { throw std::runtime_error("'" + list + "': " + e.what() + "; " + form); }
+  if (log && !(start > 0 && stop > 0))
+    throw std::runtime_error("'" + list + "': a log range needs START > 0 and STOP > 0");
+  std::vector<std::string> values;
+  for (std::int64_t k = 0; k < count; ++k) {
+    const double t = double(k) / double(count - 1);
+    double x = log ? std::exp(std::log(start) + t * (std::log(stop) - std::log(start))) : start + t * (stop - start);
+    if (k == count - 1) x = stop;  // the end as typed, not as rounded
+    if (k == 0) x = start;
+    std::string text = whole(key) ? shortest(std::round(x)) : shortest(x);
+    if (std::find(values.begin(), values.end(), text) == values.end()) values.push_back(std::move(text));
+  }
+  return values;
+}
+
+}  // namespace
+
+SweepAxis parse_sweep_axis(const std::string& spec) {
+  const std::size_t eq = spec.find('=');
+  if (eq == std::string::npos)
+    throw std::runtime_error("'" + spec + "' is not NAME=LIST (e.g. alpha=0:1:11, d=4:1024:9log, norm=none,layernorm)");
+  SweepAxis axis;
+  const std::string name = spec.substr(0, eq), list = spec.substr(eq + 1);
+  axis.key = setting_key_of(name);
+  if (axis.key.empty()) throw std::runtime_error("unknown setting '" + name + "'; valid: " + setting_keys_text());
+  if (axis.key == "samples" || axis.key == "threads")
+    throw std::runtime_error(
+        axis.key + " cannot be swept (" +
+        (axis.key == "samples" ? "--samples is each point's cap" : "it does not change the numbers") + ")");
+  if (list.empty()) throw std::runtime_error(axis.key + ": the list of values is empty");
+  const bool range = list.find(',') == std::string::npos && std::count(list.begin(), list.end(), ':') == 2;
+  if (!range && axis.key != "mask" && list.find(':') != std::string::npos)
+    throw std::runtime_error("'" + list +
+                             "' is neither a list a,b,c nor a range START:STOP:COUNT or START:STOP:COUNTlog");
+  if (range) {
+    axis.values = range_values(axis.key, list);
+  } else {
+    for (std::string& v : split(list, ',')) {
+      if (v.empty()) throw std::runtime_error(axis.key + ": an empty value in '" + list + "'");
+      if (std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end())
+        throw std::runtime_error(axis.key + ": the value '" + v + "' is given twice");
+      axis.values.push_back(std::move(v));
+    }
+  }
+  if (axis.values.size() > kSweepMaxValues)
+    throw std::runtime_error(axis.key + ": " + std::to_string(axis.values.size()) + " values; valid: at most " +
+                             std::to_string(kSweepMaxValues));
+  for (const std::string& v : axis.values) {
+    Settings s;
+    if (axis.key == "mask") s.n = Limits::n_max;  // window:W is checked against n per point
+    setting_from_text(axis.key, v, s);            // throws "key: ...; valid: ..."
+  }
+  return axis;
+}
+
+std::vector<Settings> sweep_points(const Settings& base, const std::vector<SweepAxis>& axes, bool gamma_given) {
+  if (axes.empty() || axes.size() > kSweepMaxAxes)
+    throw std::runtime_error("a sweep has 1 or 2 swept settings, not " + std::to_string(axes.size()));
+  if (axes.size() == 2 && axes[0].key == axes[1].key) throw std::runtime_error(axes[0].key + " is swept twice");
+  std::size_t total = 1;
+  for (const SweepAxis& a : axes) {
+    if (a.values.empty()) throw std::runtime_error(a.key + ": the list of values is empty");
+    total *= a.values.size();
+  }
+  if (total > kSweepMaxPoints)
+    throw std::runtime_error(std::to_string(total) + " points; valid: at most " + std::to_string(kSweepMaxPoints));
+  const bool gamma_swept = std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) { return a.key == "gamma"; });
+  std::vector<Settings> points;
+  points.reserve(total);
+  for (std::size_t p = 0; p < total; ++p) {
+    Settings s = base;
+    std::size_t rest = p;
+    std::vector<std::size_t> index(axes.size());
+    for (std::size_t a = axes.size(); a-- > 0;) {
+      index[a] = rest % axes[a].values.size();
+      rest /= axes[a].values.size();
+    }
+    std::string where;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      where += (where.empty() ? "" : ", ") + axes[a].key + "=" + axes[a].values[index[a]];
+    try {
+      for (std::size_t a = 0; a < axes.size(); ++a) setting_from_text(axes[a].key, axes[a].values[index[a]], s);
+    } catch (const std::exception& e) { throw std::runtime_error("the point " + where + ": " + e.what()); }
+    apply_family_default_gamma(s, base.random_weights(), gamma_given || gamma_swept);
+    // A setting of the other model family would be silently ignored: refuse it, as `run` does.
+    for (const SweepAxis& a : axes)
+      if (const std::optional<Model> family = setting_family(a.key); family && *family != s.model)
+        throw std::runtime_error("the point " + where + ": " + a.key + " applies to --model " +
+                                 std::string(to_string(*family)) + " only (this point is --model " +
+                                 std::string(to_string(s.model)) + ")");
+    if (const auto errors = validate(s); !errors.empty()) {
+      std::string text = "the point " + where + " is invalid:";
+      for (const SettingError& e : errors) text += " " + e.setting + ": " + e.message + ";";
+      text.pop_back();
+      throw std::runtime_error(text);
+    }
+    points.push_back(s);
+  }
+  return points;
+}
+
+std::string axis_value_text(const Settings& s, const std::string& key) {
+  const nlohmann::json j = settings_to_json(s);
+  if (!j.contains(key)) return "";
+  const nlohmann::json& v = j.at(key);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  if (v.is_number_float()) return shortest(v.get<double>());
+  return v.dump();
+}
+
+SweepMetric parse_sweep_metric(const std::string& text) {
+  SweepMetric m;
+  using K = SweepMetric::Kind;
+  if (text == "rp") m.kind = K::rp;
+  else if (text == "adjacency") m.kind = K::adjacency;
+  else if (text == "norm_adjacency") m.kind = K::norm_adjacency;
+  else if (text == "delta_r2") m.kind = K::delta_r2;
+  else if (text == "weight_delta_r2") m.kind = K::weight_delta_r2;
+  else if (text.rfind("score:", 0) == 0 || text.rfind("weight:", 0) == 0) {
+    m.kind = text[0] == 's' ? K::score : K::weight;
+    const std::vector<std::string> ij = split(text.substr(text.find(':') + 1), ',');
+    try {
+      if (ij.size() != 2) throw std::runtime_error("needs two positions I,J");
+      m.i = int(whole_number("I", number_from_text("I", ij[0]), 0, Limits::n_max - 1));
+      m.j = int(whole_number("J", number_from_text("J", ij[1]), 0, Limits::n_max - 1));
+    } catch (const std::exception& e) {
+      throw std::runtime_error("'" + text + "': " + e.what() + " (query I, key J, 0-based, e.g. weight:9,0)");
+    }
+  } else {
+    throw std::runtime_error("unknown metric '" + text + "'; valid: " + sweep_metric_names_text());
+  }
+  return m;
+}
+
+std::string sweep_metric_name(const SweepMetric& m) {
+  using K = SweepMetric::Kind;
+  switch (m.kind) {
+    case K::rp: return "rp";
+    case K::adjacency: return "adjacency";
+    case K::norm_adjacency: return "norm_adjacency";
+    case K::delta_r2: return "delta_r2";
+    case K::weight_delta_r2: return "weight_delta_r2";
+    case K::score: return "score:" + std::to_string(m.i) + "," + std::to_string(m.j);
+    case K::weight: return "weight:" + std::to_string(m.i) + "," + std::to_string(m.j);
+  }
+  return "";
+}
+
+const char* sweep_metric_names_text() {
+  return "rp, adjacency, norm_adjacency, delta_r2, weight_delta_r2, score:I,J, weight:I,J";
+}
+
+std::string sweep_metric_error(const SweepMetric& m, const Settings& s) {
+  using K = SweepMetric::Kind;
+  if (m.kind != K::score && m.kind != K::weight) return "";
+  const std::string cell = sweep_metric_name(m);
+  if (m.i >= s.n || m.j >= s.n)
+    return cell + " is outside the n x n map at n = " + std::to_string(s.n) + "; valid: I, J in [0, n - 1]";
+  const bool seen =
+      s.mask == MaskKind::bidirectional || (m.j <= m.i && (s.mask != MaskKind::window || m.i - s.window < m.j));
+  if (!seen)
+    return cell + ": key " + std::to_string(m.j) + " is masked for query " + std::to_string(m.i) + " (--mask " +
+           mask_to_string(s) + ")";
+  return "";
+}
+
+MetricValue metric_value(const LayerStats& l, const SweepMetric& m) {
+  using K = SweepMetric::Kind;
+  const double none = std::nan("");
+  switch (m.kind) {
+    case K::rp: return {l.recency, l.recency_se, l.recency_ties};
+    case K::adjacency: return {l.adjacency, l.adjacency_se, l.adjacency_ties};
+    case K::norm_adjacency: return {l.norm_adjacency, l.norm_adjacency_se, l.norm_adjacency_ties};
+    case K::delta_r2: return {l.leakage.delta_r2, l.leakage.delta_r2_se, none};
+    case K::weight_delta_r2: return {l.weight_leakage.delta_r2, l.weight_leakage.delta_r2_se, none};
+    case K::score:
+      if (l.score_mean.empty()) return {none, none, none};
+      return {l.score_mean(m.i, m.j), l.score_se(m.i, m.j), none};
+    case K::weight:
+      if (l.weight_mean.empty()) return {none, none, none};
+      return {l.weight_mean(m.i, m.j), l.weight_se(m.i, m.j), none};
+  }
+  return {none, none, none};
+}
+
+}  // namespace maskscope

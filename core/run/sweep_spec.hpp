@@ -1,0 +1,63 @@
+// What a sweep computes (issue 32): its axes (a setting and a list of values as text), the points they
+// span over base settings, and the metric that the stopping rule and the tables read from a layer.
+// Shared by `maskscope-cli sweep` and the window; every value goes through setting_from_text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/settings.hpp"
+#include "core/stats/snapshot.hpp"
+
+namespace maskscope {
+
+// Limits of a sweep: values per axis and points in all (docs/cli.md, `sweep`).
+constexpr std::size_t kSweepMaxValues = 1000;
+constexpr std::size_t kSweepMaxPoints = 10000;
+constexpr std::size_t kSweepMaxAxes = 2;
+
+struct SweepAxis {
+  std::string key;                  // the setting's key (setting_key_of): "init_std"
+  std::vector<std::string> values;  // as text, each for setting_from_text
+};
+
+// "NAME=LIST": NAME a flag name or key (init-std, init_std); LIST "a,b,c", "START:STOP:COUNT" (linear) or
+// "START:STOP:COUNTlog" (log-spaced, START and STOP > 0). Whole-number settings (n, d, layers, ...) from a
+// range are rounded and duplicates dropped, in order. Each value is checked alone (setting_from_text on
+// default settings). Throws std::runtime_error with the reason and the valid form or range (without the
+// flag's name: the caller says "--vary").
+SweepAxis parse_sweep_axis(const std::string& spec);
+
+// The points: base with every combination of the axes' values, the first axis outermost. Each point
+// applies the family's default gamma (apply_family_default_gamma: a switch to random_weights without
+// gamma given gets 1) and must validate(); throws std::runtime_error naming the point's values and every
+// violation, or the number of points over kSweepMaxPoints, or the same setting swept twice.
+// `gamma_given`: the base's gamma was set by the user.
+std::vector<Settings> sweep_points(const Settings& base, const std::vector<SweepAxis>& axes, bool gamma_given);
+
+// The point's value of each axis as text (settings_to_json's spelling: "0.25", "layernorm", "window:4").
+std::string axis_value_text(const Settings& s, const std::string& key);
+
+// A metric of one layer: RP, adjacency, norm adjacency, the logits' or the weights' leakage dR^2, or one
+// cell of the mean score or weight map.
+struct SweepMetric {
+  enum class Kind { rp, adjacency, norm_adjacency, delta_r2, weight_delta_r2, score, weight } kind = Kind::rp;
+  int i = 0, j = 0;  // the cell of score / weight (0-based query i, key j)
+};
+// "rp", "adjacency", "norm_adjacency", "delta_r2", "weight_delta_r2", "score:I,J", "weight:I,J". Throws
+// std::runtime_error listing the valid names.
+SweepMetric parse_sweep_metric(const std::string& text);
+std::string sweep_metric_name(const SweepMetric& m);
+const char* sweep_metric_names_text();
+// "" when the metric applies to these settings (a cell within n and not masked off by causality;
+// norm_adjacency: random_weights only), else why not.
+std::string sweep_metric_error(const SweepMetric& m, const Settings& s);
+
+struct MetricValue {
+  double value = 0, se = 0;
+  double ties = 0;  // the share of tied comparisons (rp, adjacency, norm_adjacency); NaN for the others
+};
+MetricValue metric_value(const LayerStats& l, const SweepMetric& m);
+
+}  // namespace maskscope

@@ -1,0 +1,131 @@
+// maskscope-cli sweep: every point's layers are what `run` writes for its settings and samples (bit for bit),
+// the CSV table, early stopping, and the refusals (exit 2, the flag and its range named, nothing written).
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_test_helpers.hpp"
+
+using namespace cli_test;
+
+namespace {
+
+// `run` with the point's settings as flags; its JSON.
+nlohmann::json run_of(const nlohmann::json& settings, const std::string& name) {
+  std::string flags;
+  for (const auto& [key, value] : settings.items()) {
+    if (value.is_null() || key == "threads") continue;
+    std::string flag = key;
+    for (char& c : flag)
+      if (c == '_') c = '-';
+    if (flag == "rope-scramble" && value == 0) continue;
+    const bool rw = settings["model"] == "random_weights";
+    const bool rw_only = key == "heads" || key == "vocab" || key == "mlp" || key == "init_mean" || key == "init_std" ||
+                         key == "weights" || key == "weight_seed";
+    const bool pf_only = key == "alpha" || key == "scale" || key == "unit_input";
+    if ((rw && pf_only) || (!rw && rw_only)) continue;
+    flags += " --" + flag + " " + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  const std::string out = work(name);
+  const Result r = cli("run --quiet" + flags + " --out " + out);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  return read_json(out);
+}
+
+}  // namespace
+
+TEST_CASE("sweep: each point's layers equal `run` with its settings and samples, bit for bit") {
+  const std::string out = work("sweep_alpha.json");
+  Result r = cli("sweep --quiet --vary alpha=0.2,0.5,0.8 --n 6 --d 16 --layers 2 --samples 700 --seed 4 --out " + out);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  nlohmann::json j = read_json(out);
+  CHECK(j["vary"][0]["name"] == "alpha");
+  CHECK(j["vary"][0]["values"] == nlohmann::json::array({0.2, 0.5, 0.8}));
+  CHECK(j["metric"] == "rp");
+  REQUIRE(j["points"].size() == 3);
+  for (const auto& p : j["points"]) {
+    CHECK(p["samples"] == 700);
+    CHECK(p["stopped_early"] == false);
+    CHECK(p["layers"] == run_of(p["settings"], "sweep_point.json")["layers"]);
+  }
+  // The random-weight family, swept over init-std (flag name) with early stopping on adjacency.
+  r =
+      cli("sweep --quiet --model random_weights --vary init-std=0.02,1 --n 5 --d 8 --heads 2 --layers 2 "
+          "--samples 20000 --metric adjacency --se 0.02 --out " +
+          out);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  j = read_json(out);
+  REQUIRE(j["points"].size() == 2);
+  for (const auto& p : j["points"]) {
+    CHECK(p["stopped_early"] == true);
+    CHECK(p["samples"] < 20000);
+    CHECK(p["samples"] == p["settings"]["samples"]);
+    for (const auto& l : p["layers"]) CHECK(l["adjacency_se"].get<double>() <= 0.02);
+    const nlohmann::json run = run_of(p["settings"], "sweep_point.json");
+    CHECK(p["layers"] == run["layers"]);
+    CHECK(p["embeddings"] == run["embeddings"]);
+  }
+}
+
+TEST_CASE("sweep --out FILE.csv: one row per point and layer with every swept value") {
+  const std::string out = work("sweep.csv");
+  const Result r = cli(
+      "sweep --quiet --vary alpha=0.1,0.9 --vary norm=none,layernorm --n 5 --d 8 --layers 3 --samples 50 --out " + out);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  std::istringstream is(slurp(out));
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(is, line)) lines.push_back(line);
+  REQUIRE(lines.size() == 1 + 2 * 2 * 3);
+  CHECK(lines[0] == "alpha,norm,layer,metric,value,se,samples,ties");
+  CHECK(lines[1].rfind("0.1,none,1,rp,", 0) == 0);
+  CHECK(lines[12].rfind("0.9,layernorm,3,rp,", 0) == 0);
+  CHECK(lines[12].find(",50,") != std::string::npos);
+}
+
+TEST_CASE("sweep refuses bad input: exit 2, the flag and the valid range named, nothing written") {
+  const std::string path = work("never_sweep.json");
+  const char* cases[][3] = {
+      {"--vary bogus=1,2", "--vary", "valid:"},
+      {"--vary alpha=", "--vary", "empty"},
+      {"--vary alpha=0.5,1.5", "--vary", "[0, 1]"},
+      {"--vary d=0:64:3", "--vary", "[1, 65536]"},
+      {"--vary alpha=0:1:5000", "--vary", "COUNT"},
+      {"--vary alpha=0:1:1000 --vary d=1:1000:11", "--vary", "at most 10000"},
+      {"--vary alpha=0:1", "--vary", "START:STOP:COUNT"},
+      {"--vary alpha=0,1 --model random_weights", "--vary", "parameter_free only"},
+      {"--vary alpha=1:2:x", "--vary", "START:STOP:COUNT"},
+      {"--vary alpha=0:1:3log", "--vary", "> 0"},
+      {"--vary alpha=0,1 --vary alpha=0.5", "--vary", "twice"},
+      {"--vary alpha=0,1 --alpha 0.5", "--vary", "once"},
+      {"--vary samples=1,2", "--vary", "cap"},
+      {"--vary alpha=0,1 --metric bogus", "--metric", "valid: rp"},
+      {"--vary alpha=0,1 --metric weight:3,7", "--metric", "masked"},
+      {"--vary alpha=0,1 --se -1", "--se", "[0,"},
+      {"--vary alpha=0,1 --n 0", "--n", "[1, 512]"},
+      {"--vary alpha=0,1 --shard 1/2", "--shard", "not yet"},
+  };
+  for (const auto& c : cases) {
+    fs::remove(path);
+    INFO(std::string(c[0]));
+    const Result r = cli(std::string("sweep --quiet --samples 10 ") + c[0] + " --out " + path);
+    CHECK(r.code == 2);
+    INFO(r.err);
+    CHECK(r.err.find(c[1]) != std::string::npos);
+    CHECK(r.err.find(c[2]) != std::string::npos);
+    CHECK_FALSE(fs::exists(path));
+  }
+  Result r = cli("sweep --quiet --vary alpha=0,1 --samples 10 --out " + work("sweep.txt"));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("FILE.csv") != std::string::npos);
+  // More memory than the machine has (as MASKSCOPE_MEMORY_LIMIT says): refused before anything runs.
+  fs::remove(path);
+  r = cli_env("MASKSCOPE_MEMORY_LIMIT=50000000",
+              "sweep --quiet --vary alpha=0:1:100 --n 200 --samples 10 --out " + path);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--vary: 100 points need about") != std::string::npos);
+  CHECK_FALSE(fs::exists(path));
+}
