@@ -228,14 +228,15 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
     } else if (a == "--help" || a == "-h") {
       std::printf(
           "maskscope [--preset FILE|NAME] [--set key=value ...] [--samples N]\n"
-          "          [--tab attention|diagonal|hofj|metrics|figure] [--show score|weight|cosine]\n"
-          "          [--range all|visible|robust] [--size WxH] [--theme dark|light] [--hide-diagonal 0|1]\n"
+          "          [--tab %s] [--show %s]\n"
+          "          [--range %s] [--size WxH] [--theme dark|light] [--hide-diagonal 0|1]\n"
           "          [--screenshot FILE [--screenshot-at-samples N | --screenshot-at-se X]]\n"
           "          [--export-figure DIR [--from-results RESULTS_DIR]] [--export-scale S] [--export-width PX]\n"
           "          [--exit-when-done] [--ui-bench N] [--open TENSOR_DIR]\n"
           "          [--lesson NAME|FILE [--step K] [--present] [--export-slides DIR]]\n"
           "keys: %s\npresets:",
-          setting_keys_text().c_str());
+          enum_names_text(kTabNames, "|").c_str(), enum_names_text(kQuantityNames, "|").c_str(),
+          enum_names_text(kRangeModeNames, "|").c_str(), setting_keys_text().c_str());
       for (const auto& p : shipped_presets()) std::printf(" %s", p.name.c_str());
       std::printf("\n");
       return 0;
