@@ -101,30 +101,18 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
   }
   if (j.contains("rope_scramble")) t.rope_scramble = whole_number_u64(label("rope_scramble"), j.at("rope_scramble"));
   if (j.contains("weight_seed")) t.weight_seed = whole_number_u64(label("weight_seed"), j.at("weight_seed"));
-  if (j.contains("model")) {
-    const std::string v = text("model");
-    auto parsed = parse_model(v);
-    if (!parsed) throw std::runtime_error(label("model") + ": '" + v + "'; valid: " + enum_names_text(kModelNames));
-    t.model = *parsed;
-  }
-  if (j.contains("weights")) {
-    const std::string v = text("weights");
-    auto parsed = parse_weights(v);
-    if (!parsed) throw std::runtime_error(label("weights") + ": '" + v + "'; valid: " + enum_names_text(kWeightsNames));
-    t.weights = *parsed;
-  }
-  if (j.contains("norm")) {
-    const std::string v = text("norm");
-    auto parsed = parse_norm(v);
-    if (!parsed) throw std::runtime_error(label("norm") + ": '" + v + "'; valid: " + enum_names_text(kNormNames));
-    t.norm = *parsed;
-  }
-  if (j.contains("scale")) {
-    const std::string v = text("scale");
-    auto parsed = parse_scale(v);
-    if (!parsed) throw std::runtime_error(label("scale") + ": '" + v + "'; valid: " + enum_names_text(kScaleNames));
-    t.scale = *parsed;
-  }
+  // An enum setting by its name in the enum's one table (settings.hpp), or a message listing the names.
+  auto named = [&](const char* key, const auto& table, auto& field) {
+    if (!j.contains(key)) return;
+    const std::string v = text(key);
+    const auto parsed = enum_value(table, v);
+    if (!parsed) throw std::runtime_error(label(key) + ": '" + v + "'; valid: " + enum_names_text(table));
+    field = *parsed;
+  };
+  named("model", kModelNames, t.model);
+  named("weights", kWeightsNames, t.weights);
+  named("norm", kNormNames, t.norm);
+  named("scale", kScaleNames, t.scale);
   if (j.contains("mask")) {
     const std::string v = text("mask");
     if (!parse_mask(v, t))
