@@ -11,30 +11,32 @@ namespace maskscope {
 namespace {
 
 constexpr SettingFlag kSettingFlags[] = {
-    {"model", "model", "model family: parameter_free | random_weights (docs/model.md section 7)"},
-    {"n", "n", "tokens per sequence [1, 512]"},
-    {"d", "d", "hidden width [1, 65536]; random_weights [1, 4096]"},
-    {"layers", "layers", "layers L [1, 16]"},
-    {"alpha", "alpha", "input anisotropy [0, 1]"},
-    {"norm", "norm", "none | l2 | layernorm | rmsnorm"},
-    {"scale", "scale", "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)"},
-    {"gamma", "gamma", "residual strength [0, 1] (random_weights: default 1)"},
-    {"rope", "rope", "RoPE base theta; 0 = off, else [1, 1e9]"},
+    {"model", "model", "model family: parameter_free | random_weights (docs/model.md section 7)", SettingValue::name},
+    {"n", "n", "tokens per sequence [1, 512]", SettingValue::whole},
+    {"d", "d", "hidden width [1, 65536]; random_weights [1, 4096]", SettingValue::whole},
+    {"layers", "layers", "layers L [1, 16]", SettingValue::whole},
+    {"alpha", "alpha", "input anisotropy [0, 1]", SettingValue::real},
+    {"norm", "norm", "none | l2 | layernorm | rmsnorm", SettingValue::name},
+    {"scale", "scale", "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)", SettingValue::name},
+    {"gamma", "gamma", "residual strength [0, 1] (random_weights: default 1)", SettingValue::real},
+    {"rope", "rope", "RoPE base theta; 0 = off, else [1, 1e9]", SettingValue::real},
     {"rope-scramble", "rope_scramble",
-     "RoPE's frequency bands permuted over the dimensions by this seed; 0 = off (Ruscio et al.'s scrambled RoPE)"},
-    {"mask", "mask", "causal | bidirectional | window:W"},
-    {"unit-input", "unit_input", "rescale inputs to unit norm (0 | 1)"},
-    {"heads", "heads", "attention heads H [1, 64]; d divisible by H"},
-    {"vocab", "vocab", "vocabulary size V [1, 1e9]"},
-    {"mlp", "mlp", "GELU MLP of width 4d in every block (0 | 1)"},
-    {"init-mean", "init_mean", "mean of every initial weight [-100, 100]"},
-    {"init-std", "init_std", "std of the initial weights [0, 100]; W_O, W_2 get std / sqrt(2 L)"},
-    {"embed-std", "embed_std", "std of the embedding table [0, 100] (default: init-std)"},
-    {"weights", "weights", "per_sample (a new network every sample) | fixed (one network from --weight-seed)"},
-    {"weight-seed", "weight_seed", "seed of the fixed network [0, 2^64 - 1]"},
-    {"samples", "samples", "Monte Carlo samples [1, 1e12]"},
-    {"seed", "seed", "random seed [0, 2^64 - 1]"},
-    {"threads", "threads", "worker threads [0, 256]; 0 = all cores"},
+     "RoPE's frequency bands permuted over the dimensions by this seed; 0 = off (Ruscio et al.'s scrambled RoPE)",
+     SettingValue::whole},
+    {"mask", "mask", "causal | bidirectional | window:W", SettingValue::name},
+    {"unit-input", "unit_input", "rescale inputs to unit norm (0 | 1)", SettingValue::name},
+    {"heads", "heads", "attention heads H [1, 64]; d divisible by H", SettingValue::whole},
+    {"vocab", "vocab", "vocabulary size V [1, 1e9]", SettingValue::whole},
+    {"mlp", "mlp", "GELU MLP of width 4d in every block (0 | 1)", SettingValue::name},
+    {"init-mean", "init_mean", "mean of every initial weight [-100, 100]", SettingValue::real},
+    {"init-std", "init_std", "std of the initial weights [0, 100]; W_O, W_2 get std / sqrt(2 L)", SettingValue::real},
+    {"embed-std", "embed_std", "std of the embedding table [0, 100] (default: init-std)", SettingValue::real},
+    {"weights", "weights", "per_sample (a new network every sample) | fixed (one network from --weight-seed)",
+     SettingValue::name},
+    {"weight-seed", "weight_seed", "seed of the fixed network [0, 2^64 - 1]", SettingValue::whole},
+    {"samples", "samples", "Monte Carlo samples [1, 1e12]", SettingValue::whole},
+    {"seed", "seed", "random seed [0, 2^64 - 1]", SettingValue::whole},
+    {"threads", "threads", "worker threads [0, 256]; 0 = all cores", SettingValue::whole},
 };
 
 }  // namespace
@@ -176,6 +178,12 @@ void apply_family_default_gamma(Settings& s, bool was_random_weights, bool gamma
 }
 
 std::span<const SettingFlag> setting_flags() { return kSettingFlags; }
+
+const SettingFlag* setting_flag(const std::string& key) {
+  for (const SettingFlag& f : kSettingFlags)
+    if (key == f.key) return &f;
+  return nullptr;
+}
 
 std::string setting_key_of(const std::string& name) {
   for (const SettingFlag& f : kSettingFlags)

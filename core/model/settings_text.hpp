@@ -42,12 +42,17 @@ void check_object_keys(const nlohmann::json& j, const std::string& where, std::i
 void apply_family_default_gamma(Settings& s, bool was_random_weights, bool gamma_given);
 
 // One command-line flag of a setting: the CLI's `run`, `leakage` and (later) `sweep` take every one.
+// What a setting's text is: a real number, a whole number, or a name (an enum's, a mask, or 0/1).
+enum class SettingValue { real, whole, name };
 struct SettingFlag {
-  const char* flag;  // as typed, without "--" (dashes: "init-std")
-  const char* key;   // the setting's JSON / --set name (underscores: "init_std")
-  const char* help;  // with the valid range; a flag of the other model family is refused (setting_family)
+  const char* flag;    // as typed, without "--" (dashes: "init-std")
+  const char* key;     // the setting's JSON / --set name (underscores: "init_std")
+  const char* help;    // with the valid range; a flag of the other model family is refused (setting_family)
+  SettingValue value;  // what its text is (a sweep's ranges need numbers, and round whole ones)
 };
 std::span<const SettingFlag> setting_flags();
+// The flag of a setting key ("init_std"), or nullptr.
+const SettingFlag* setting_flag(const std::string& key);
 // The setting key of a flag name or of a key ("init-std" and "init_std" both give "init_std"); "" if none.
 std::string setting_key_of(const std::string& name);
 // The default value of a setting as help texts show it ("0.5", "layernorm", "1"); "" for embed_std.

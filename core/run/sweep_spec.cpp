@@ -14,17 +14,11 @@ namespace maskscope {
 
 namespace {
 
-// Settings whose values are names or 0/1: a list only, no range.
-bool categorical(const std::string& key) {
-  return key == "norm" || key == "scale" || key == "mask" || key == "model" || key == "weights" ||
-         key == "unit_input" || key == "mlp";
-}
+// Settings whose values are names or 0/1: a list only, no range (settings_text's table says which).
+bool categorical(const std::string& key) { return setting_flag(key)->value == SettingValue::name; }
 
 // Settings that are whole numbers: a range's values are rounded and their duplicates dropped.
-bool whole(const std::string& key) {
-  return key == "n" || key == "d" || key == "layers" || key == "heads" || key == "vocab" || key == "seed" ||
-         key == "rope_scramble" || key == "weight_seed";
-}
+bool whole(const std::string& key) { return setting_flag(key)->value == SettingValue::whole; }
 
 // The shortest text that reads back as x (std::to_chars): 0.1 stays "0.1".
 std::string shortest(double x) {

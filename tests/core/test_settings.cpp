@@ -110,3 +110,20 @@ TEST_CASE("threads do not count as a different simulation") {
   b.seed = 2;
   CHECK_FALSE(a.same_simulation(b));
 }
+
+TEST_CASE("each setting flag's value kind is what its text conversion takes") {
+  for (const SettingFlag& f : setting_flags()) {
+    CAPTURE(f.key);
+    REQUIRE(setting_flag(f.key) == &f);
+    Settings s;
+    s.n = Limits::n_max;  // so that mask window:W with a small W is in range
+    switch (f.value) {
+      case SettingValue::whole: CHECK_THROWS(setting_from_text(f.key, "1.5", s)); break;  // not whole
+      case SettingValue::name: CHECK_THROWS(setting_from_text(f.key, "0.5", s)); break;   // not a name, nor 0/1
+      case SettingValue::real:
+        CHECK_NOTHROW(setting_from_text(f.key, f.key == std::string("rope") ? "1.5" : "0.5", s));
+        break;
+    }
+  }
+  CHECK(setting_flag("init-std") == nullptr);  // keys, not flag names
+}
