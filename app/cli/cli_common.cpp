@@ -15,17 +15,9 @@ namespace maskscope::cli {
 
 namespace {
 
-// --shard K/N: strictly two decimal integers; the ranges are checked against the run's grid.
+// --shard K/N of a run: the ranges are checked against the run's grid.
 std::string parse_shard(RunFlags& f) {
-  const std::string& t = f.shard_text;
-  const auto slash = t.find('/');
-  auto whole = [](const std::string& x, std::int64_t& v) {
-    if (x.empty() || x.size() > 15 || x.find_first_not_of("0123456789") != std::string::npos) return false;
-    v = std::stoll(x);
-    return true;
-  };
-  if (slash == std::string::npos || !whole(t.substr(0, slash), f.shard_k) || !whole(t.substr(slash + 1), f.shard_n))
-    return "'" + t + "' is not K/N (shard K of N, 1 <= K <= N, e.g. 2/8)";
+  if (std::string why = parse_shard_text(f.shard_text, f.shard_k, f.shard_n); !why.empty()) return why;
   if (std::string why = shard_error(sample_grid(f.s), f.shard_k, f.shard_n); !why.empty()) return why;
   if (!sums_output(f))
     return "a shard is part of a run: write it with --out FILE" + std::string(kPartialSumsExtension) +
@@ -34,6 +26,18 @@ std::string parse_shard(RunFlags& f) {
 }
 
 }  // namespace
+
+std::string parse_shard_text(const std::string& t, std::int64_t& k, std::int64_t& n) {
+  const auto slash = t.find('/');
+  auto whole = [](const std::string& x, std::int64_t& v) {
+    if (x.empty() || x.size() > 15 || x.find_first_not_of("0123456789") != std::string::npos) return false;
+    v = std::stoll(x);
+    return true;
+  };
+  if (slash == std::string::npos || !whole(t.substr(0, slash), k) || !whole(t.substr(slash + 1), n))
+    return "'" + t + "' is not K/N (shard K of N, 1 <= K <= N, e.g. 2/8)";
+  return "";
+}
 
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -80,7 +84,9 @@ std::vector<SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) {
                                " (this run has " + std::to_string(f.s.samples) + ")"});
     if (cmd.count("--shard") > 0) errors.push_back({"save-tensors", "cannot be combined with --shard"});
   }
-  if (cmd.get_option_no_throw("--shard") != nullptr && cmd.count("--shard") > 0 && errors.empty())
+  // A sweep splits by points, not by segments: cmd_sweep.cpp reads its own --shard.
+  if (cmd.get_name() != "sweep" && cmd.get_option_no_throw("--shard") != nullptr && cmd.count("--shard") > 0 &&
+      errors.empty())
     if (std::string why = parse_shard(f); !why.empty()) errors.push_back({"shard", why});
   // The destination is checked before computing: a run of hours must not end in "cannot write".
   if (cmd.count("--out")) {

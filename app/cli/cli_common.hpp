@@ -30,6 +30,9 @@ struct RunFlags {
   std::int64_t shard_k = 1, shard_n = 1;
 };
 
+// --shard's "K/N": strictly two decimal integers into k and n; "" or why not (the ranges are the caller's).
+std::string parse_shard_text(const std::string& text, std::int64_t& k, std::int64_t& n);
+
 bool ends_with(const std::string& text, const std::string& suffix);
 // True when --out names a partial-sums file (.msum) rather than a JSON result.
 bool sums_output(const RunFlags& f);

@@ -1,32 +1,70 @@
-// maskscope-cli merge: shards' partial sums (.msum) added exactly into the run's result (the same bits as
-// one run), or into a larger .msum (merging in stages).
+// maskscope-cli merge: a run's shards' partial sums (.msum) added exactly into the run's result (the same bits
+// as one run), or into a larger .msum (merging in stages); or a sweep's shards (.msweep) joined into its file.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "commands.hpp"
 #include "core/formats/atomic_file.hpp"
 #include "core/formats/result_json.hpp"
 #include "core/model/version.hpp"
 #include "core/run/partial_sums.hpp"
+#include "core/run/sweep_shard.hpp"
 
 namespace maskscope::cli {
 
+namespace {
+
+// A sweep's shards, in any order, into the sweep file (or its CSV): one process's file but for elapsed_s.
+int merge_sweep(const MergeFlags& m) {
+  if (!m.out.empty() && !ends_with(m.out, ".json") && !ends_with(m.out, ".csv"))
+    return report_invalid({{"out", "'" + m.out + "': a sweep's shards join into FILE.json or FILE.csv"}});
+  std::string text;
+  try {
+    std::vector<std::pair<SweepShard, std::string>> parts;
+    for (const std::string& file : m.files) parts.emplace_back(read_sweep_shard(file), file);
+    const SweepShard whole = join_sweep_shards(std::move(parts), true);
+    text = ends_with(m.out, ".csv") ? sweep_shard_csv(whole) : sweep_shard_json(whole);
+  } catch (const std::exception& e) {
+    std::cerr << "maskscope-cli: merge refused: " << e.what() << "\n";
+    return kExitInvalid;
+  }
+  return emit(m.out, text);
+}
+
+}  // namespace
+
 CLI::App* add_merge(CLI::App& app, MergeFlags& m) {
-  auto* merge =
-      app.add_subcommand("merge", "add shards' partial sums (.msum) into the run's result: the same bits as one run");
-  merge->add_option("files", m.files, "the shards' .msum files, in any order")->required();
-  merge->add_option(
-      "--out", m.out,
-      "result JSON (default: standard output), or FILE.msum for merged partial sums (may cover part of the run)");
+  auto* merge = app.add_subcommand("merge",
+                                   "add a run's shards (.msum) into its result, the same bits as one run; or join "
+                                   "a sweep's shards (.msweep) into its file");
+  merge->add_option("files", m.files, "a run's .msum files or a sweep's .msweep files, in any order")->required();
+  merge->add_option("--out", m.out,
+                    "result JSON (default: standard output), or FILE.msum for merged partial sums (may cover part "
+                    "of the run); a sweep's: FILE.json or FILE.csv");
   return merge;
 }
 
 int cmd_merge(MergeFlags& m) {
-  const bool to_sums = ends_with(m.out, kPartialSumsExtension);
   if (!m.out.empty())
     if (std::string why = check_output_path(m.out); !why.empty()) return report_invalid({{"out", why}});
+  const auto is_sweep = [](const std::string& f) { return ends_with(f, kSweepShardExtension); };
+  const auto sweeps = std::count_if(m.files.begin(), m.files.end(), is_sweep);
+  if (sweeps > 0 && std::size_t(sweeps) < m.files.size()) {
+    const auto run = std::find_if_not(m.files.begin(), m.files.end(), is_sweep);
+    const auto sweep = std::find_if(m.files.begin(), m.files.end(), is_sweep);
+    std::cerr << "maskscope-cli: merge refused: " << *sweep << " is a sweep's shard (" << kSweepShardExtension
+              << ") and " << *run << " is not; merge the parts of one run (" << kPartialSumsExtension
+              << ") or of one sweep\n";
+    return kExitInvalid;
+  }
+  if (sweeps > 0) return merge_sweep(m);
+
+  const bool to_sums = ends_with(m.out, kPartialSumsExtension);
   PartialSums merged;
   try {
     // A merged .msum may cover a contiguous part of the run (merge in stages); a result needs all of it.

@@ -1,90 +1,45 @@
 // maskscope-cli sweep: a metric against one or two settings (issue 32), each point refined in stages and
 // stopped early at a target SE (core/run/sweep.hpp), written as JSON (each point's layers exactly as `run`
-// writes them) or as a CSV table of the metric.
-#include <nlohmann/json.hpp>
-
+// writes them), as a CSV table of the metric, or as a shard of its points (.msweep) for `merge`; under
+// mpirun each rank takes every P-th point and rank 0 writes the whole (core/run/sweep_shard.hpp).
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <unistd.h>
 
 #include "commands.hpp"
-#include "core/formats/result_json.hpp"
 #include "core/kernel/lane_kernel.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/model/strict_number.hpp"
-#include "core/model/version.hpp"
 #include "core/run/resources.hpp"
 #include "core/run/sweep.hpp"
+#include "core/run/sweep_output.hpp"
+#include "core/run/sweep_shard.hpp"
 #include "core/stats/accumulator.hpp"
 
 namespace maskscope::cli {
 
 namespace {
 
-// A number for the CSV: the shortest text that reads back as it; empty for NaN.
-std::string csv_number(double x) {
-  if (!std::isfinite(x)) return "";
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, x);
-  return std::string(buf, r.ptr);
-}
-
-std::string csv_field(const std::string& text) {
-  return text.find_first_of(",\"") == std::string::npos ? text : "\"" + text + "\"";
-}
-
-// An axis value as JSON: a number for numeric settings, else the name as typed.
-nlohmann::json value_json(const std::string& key, const std::string& text) {
-  const bool named = key == "norm" || key == "scale" || key == "mask" || key == "model" || key == "weights";
-  return named ? nlohmann::json(text) : number_from_text(key, text);
-}
-
-std::string sweep_json(const SweepFlags& f, const std::vector<SweepAxis>& axes, const SweepMetric& metric,
-                       const SweepState& state) {
-  nlohmann::json vary = nlohmann::json::array();
-  for (const SweepAxis& a : axes) {
-    nlohmann::json values = nlohmann::json::array();
-    for (const std::string& v : a.values) values.push_back(value_json(a.key, v));
-    vary.push_back({{"name", a.key}, {"values", std::move(values)}});
+// Memory: every unfinished point keeps its exact sums (48 bytes a value) and its latest picture (16), and
+// up to --threads points run side by side, one thread each (resources.hpp). Empty when it fits.
+std::vector<SettingError> memory_errors(const std::vector<Settings>& points, int threads) {
+  std::uint64_t bytes = 0, largest_run = 0;
+  for (const Settings& p : points) {
+    bytes += 64 * accum_layout(p).total();
+    largest_run = std::max(largest_run, estimate_cost(p, 1).memory_bytes);
   }
-  nlohmann::json points = nlohmann::json::array();
-  for (const SweepPoint& p : state.points) {
-    // The run's own JSON, so that `layers` is what `run` writes for these settings and samples (one code path).
-    const nlohmann::json run = snapshot_to_json(*p.snapshot);
-    nlohmann::json point = {{"settings", run.at("config")},
-                            {"samples", p.samples},
-                            {"stopped_early", p.stopped_early},
-                            {"kernel", kernel_name(p.settings)},
-                            {"layers", run.at("layers")}};
-    if (run.contains("embeddings")) point["embeddings"] = run.at("embeddings");
-    points.push_back(std::move(point));
-  }
-  nlohmann::json j = {
-      {"vary", std::move(vary)},    {"metric", sweep_metric_name(metric)}, {"se", f.se},
-      {"samples", f.run.s.samples}, {"elapsed_s", state.elapsed_s},        {"maskscope_version", kVersion},
-      {"points", std::move(points)}};
-  return j.dump(1) + "\n";
-}
-
-std::string sweep_csv(const std::vector<SweepAxis>& axes, const SweepMetric& metric, const SweepState& state) {
-  std::string out;
-  for (const SweepAxis& a : axes) out += a.key + ",";
-  out += "layer,metric,value,se,samples,ties\n";
-  const std::string name = csv_field(sweep_metric_name(metric));
-  for (const SweepPoint& p : state.points)
-    for (const LayerStats& l : p.snapshot->layers) {
-      for (const SweepAxis& a : axes) out += csv_field(axis_value_text(p.settings, a.key)) + ",";
-      const MetricValue v = metric_value(l, metric);
-      out += std::to_string(l.layer) + "," + name + "," + csv_number(v.value) + "," + csv_number(v.se) + "," +
-             std::to_string(p.samples) + "," + csv_number(v.ties) + "\n";
-    }
-  return out;
+  bytes += std::uint64_t(threads) * largest_run;
+  const std::uint64_t available = available_memory_bytes();
+  if (available > 0 && bytes > available * 8 / 10)
+    return {{"vary", std::to_string(points.size()) + " points need about " + bytes_text(bytes) + "; this machine has " +
+                         bytes_text(available) + " available. Fewer points, or lower n or layers."}};
+  return {};
 }
 
 }  // namespace
@@ -111,20 +66,23 @@ CLI::App* add_sweep(CLI::App& app, SweepFlags& f) {
                    "stop each point once the metric's SE is at most this in every layer (--samples is then the "
                    "cap); 0 = every point to --samples (default 0)")
       ->allow_extra_args(false);
-  sweep->add_option("--out", f.run.out, "FILE.json or FILE.csv (default: JSON on standard output)");
+  sweep->add_option("--out", f.run.out,
+                    "FILE.json, FILE.csv, or FILE.msweep (a shard's points, for 'maskscope-cli merge') "
+                    "(default: JSON on standard output)");
   sweep->add_flag("--quiet", f.run.quiet, "no progress line on stderr")->disable_flag_override();
-  sweep->add_option("--shard", f.run.shard_text, "not yet available for sweeps (refused)")->allow_extra_args(false);
+  sweep
+      ->add_option("--shard", f.run.shard_text,
+                   "compute shard K of N (1 <= K <= N <= points): every N-th point from the K-th, written to --out "
+                   "FILE.msweep; 'maskscope-cli merge' joins the shards into the sweep's file")
+      ->allow_extra_args(false);
   return sweep;
 }
 
-int cmd_sweep(SweepFlags& f, const CLI::App& cmd) {
-  if (cmd.count("--shard") > 0)
-    return report_invalid({{"shard",
-                            "shards, merge and MPI are not yet available for sweeps; run the whole sweep "
-                            "in one process (its points use every --threads)"}});
+int cmd_sweep(SweepFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
   auto errors = finish_settings(f.run, cmd);
-  if (cmd.count("--out") && !ends_with(f.run.out, ".json") && !ends_with(f.run.out, ".csv"))
-    errors.push_back({"out", "'" + f.run.out + "': valid: FILE.json or FILE.csv"});
+  const bool to_shard = ends_with(f.run.out, kSweepShardExtension);
+  if (cmd.count("--out") && !ends_with(f.run.out, ".json") && !ends_with(f.run.out, ".csv") && !to_shard)
+    errors.push_back({"out", "'" + f.run.out + "': valid: FILE.json, FILE.csv or FILE" + kSweepShardExtension});
   std::vector<SweepAxis> axes;
   if (f.vary.size() > kSweepMaxAxes)
     errors.push_back({"vary", "given " + std::to_string(f.vary.size()) + " times; valid: once or twice"});
@@ -143,6 +101,14 @@ int cmd_sweep(SweepFlags& f, const CLI::App& cmd) {
   convert_flag(errors, "metric", [&] { metric = parse_sweep_metric(f.metric_text); });
   if (cmd.count("--se"))
     convert_flag(errors, "se", [&] { f.se = real_number("se", number_from_text("se", f.se_text), 0, 1e9); });
+  const bool sharded = cmd.count("--shard") > 0;
+  if (sharded) {
+    if (std::string why = parse_shard_text(f.run.shard_text, f.run.shard_k, f.run.shard_n); !why.empty())
+      errors.push_back({"shard", why});
+    else if (!to_shard)
+      errors.push_back({"shard", std::string("a shard is part of a sweep: write it with --out FILE") +
+                                     kSweepShardExtension + " and join the parts with 'maskscope-cli merge'"});
+  }
   std::vector<Settings> points;
   if (errors.empty() && axes.size() == f.vary.size()) {
     try {
@@ -165,64 +131,108 @@ int cmd_sweep(SweepFlags& f, const CLI::App& cmd) {
           break;
         }
     }
+    if (sharded && !points.empty())
+      if (std::string why = sweep_shard_error(points.size(), f.run.shard_k, f.run.shard_n); !why.empty())
+        errors.push_back({"shard", why});
   }
-  // Memory: every unfinished point keeps its exact sums (48 bytes a value) and its latest picture (16), and
-  // up to --threads points run side by side, one thread each (resources.hpp).
-  if (errors.empty()) {
-    std::uint64_t bytes = 0, largest_run = 0;
-    for (const Settings& p : points) {
-      bytes += 64 * accum_layout(p).total();
-      largest_run = std::max(largest_run, estimate_cost(p, 1).memory_bytes);
-    }
-    bytes += std::uint64_t(resolved_threads(f.run.s)) * largest_run;
-    const std::uint64_t available = available_memory_bytes();
-    if (available > 0 && bytes > available * 8 / 10)
-      errors.push_back({"vary", std::to_string(points.size()) + " points need about " + bytes_text(bytes) +
-                                    "; this machine has " + bytes_text(available) +
-                                    " available. Fewer points, or lower n or layers."});
+  if (!errors.empty()) return mpi.rank() == 0 ? report_invalid(errors) : kExitInvalid;
+
+  // This process's points: its shard's (every N-th from the K-th), and of those every P-th under mpirun.
+  const std::vector<std::size_t> shard = sweep_shard_points(points.size(), f.run.shard_k, f.run.shard_n);
+  std::vector<std::size_t> mine;
+  std::vector<Settings> mine_points;
+  for (std::size_t q = std::size_t(mpi.rank()); q < shard.size(); q += std::size_t(mpi.size())) {
+    mine.push_back(shard[q]);
+    mine_points.push_back(points[shard[q]]);
   }
-  if (!errors.empty()) return report_invalid(errors);
+  const std::vector<SettingError> memory = memory_errors(mine_points, resolved_threads(f.run.s));
+  if (mpi.active()) {  // every rank learns whether one is refused, and all end together
+    if (mpi_sum(mpi, {memory.empty() ? 0 : 1})[0] > 0) return memory.empty() ? kExitInvalid : report_invalid(memory);
+    mpi_require_one_kernel(mpi, kernel_name(points.front()));
+  } else if (!memory.empty()) {
+    return report_invalid(memory);
+  }
 
   SweepOptions o;
   o.metric = metric;
   o.target_se = f.se;
   o.threads = f.run.s.threads;
-  Sweep sweep(points, o);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Sweep> sweep;
+  if (!mine_points.empty()) sweep = std::make_unique<Sweep>(mine_points, o);  // a rank may have no points
   const bool tty = isatty(STDERR_FILENO);
+  const bool show = !f.run.quiet && mpi.rank() == 0;
   auto last_line = std::chrono::steady_clock::now();
-  while (!sweep.done()) {
+  for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const auto now = std::chrono::steady_clock::now();
-    if (f.run.quiet || (!tty && now - last_line < std::chrono::seconds(2))) continue;
-    last_line = now;
-    const auto state = sweep.snapshot();
+    const auto state = sweep ? sweep->snapshot() : std::make_shared<const SweepState>();
     std::int64_t samples = 0, done = 0;
     for (const SweepPoint& p : state->points) {
       samples += p.samples;
       done += p.done;
     }
-    std::fprintf(stderr, "%sstage %d: %lld / %zu points done, %lld samples, %.1f s%s", tty ? "\r" : "",
-                 state->stages + 1, static_cast<long long>(done), state->points.size(), static_cast<long long>(samples),
-                 state->elapsed_s, tty ? "   " : "\n");
+    // Job-wide under mpirun: every rank takes part until all are done.
+    const std::vector<std::int64_t> all = mpi_sum(mpi, {samples, done, !sweep || sweep->done() ? 1 : 0});
+    if (all[2] == mpi.size()) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (!show || (!tty && now - last_line < std::chrono::seconds(2))) continue;
+    last_line = now;
+    const double seconds = std::chrono::duration<double>(now - t0).count();
+    if (mpi.active())
+      std::fprintf(stderr, "%s%lld / %zu points done, %lld samples, %.1f s%s", tty ? "\r" : "",
+                   static_cast<long long>(all[1]), shard.size(), static_cast<long long>(all[0]), seconds,
+                   tty ? "   " : "\n");
+    else
+      std::fprintf(stderr, "%sstage %d: %lld / %zu points done, %lld samples, %.1f s%s", tty ? "\r" : "",
+                   state->stages + 1, static_cast<long long>(done), state->points.size(),
+                   static_cast<long long>(samples), state->elapsed_s, tty ? "   " : "\n");
   }
-  const auto state = sweep.snapshot();
+  const auto state = sweep ? sweep->snapshot() : std::make_shared<const SweepState>();
   if (!state->error.empty()) {
-    std::fprintf(stderr, "%smaskscope-cli: %s\n", tty && !f.run.quiet ? "\n" : "", state->error.c_str());
+    std::fprintf(
+        stderr, "%smaskscope-cli: %s%s\n", tty && show ? "\n" : "",
+        mpi.active() ? ("rank " + std::to_string(mpi.rank()) + " of " + std::to_string(mpi.size()) + ": ").c_str() : "",
+        state->error.c_str());
+    if (mpi.active()) mpi.abort(1);
     return 1;
   }
-  if (!f.run.quiet) {
-    std::int64_t samples = 0, early = 0;
-    for (const SweepPoint& p : state->points) {
-      samples += p.samples;
-      early += p.stopped_early;
-    }
-    std::fprintf(stderr, "%sdone: %zu points, %lld stopped early, %lld samples in %.2f s (%d stages)\n",
-                 tty ? "\r" : "", state->points.size(), static_cast<long long>(early), static_cast<long long>(samples),
-                 state->elapsed_s, state->stages);
+  std::int64_t samples = 0, early = 0;
+  for (const SweepPoint& p : state->points) {
+    samples += p.samples;
+    early += p.stopped_early;
   }
-  const std::string text =
-      ends_with(f.run.out, ".csv") ? sweep_csv(axes, metric, *state) : sweep_json(f, axes, metric, *state);
-  return emit(f.run.out, text);
+  const std::vector<std::int64_t> all = mpi_sum(mpi, {samples, early});
+  const double seconds =
+      mpi.active() ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() : state->elapsed_s;
+  if (show)
+    std::fprintf(stderr, "%sdone: %zu points, %lld stopped early, %lld samples in %.2f s (%s)\n", tty ? "\r" : "",
+                 shard.size(), static_cast<long long>(all[1]), static_cast<long long>(all[0]), seconds,
+                 mpi.active() ? (std::to_string(mpi.size()) + " MPI ranks").c_str()
+                              : (std::to_string(state->stages) + " stages").c_str());
+
+  // One process, the whole sweep: its file straight from the state.
+  if (!mpi.active() && !to_shard) {
+    const std::string text = ends_with(f.run.out, ".csv") ? sweep_csv(axes, metric, *state)
+                                                          : sweep_json(axes, metric, *state, f.se, f.run.s.samples);
+    return emit(f.run.out, text);
+  }
+  // A shard, or this rank's points: what `merge` joins. Rank 0 joins every rank's into the shard's (or the
+  // whole sweep's) points, as `merge` joins files, and writes them.
+  const nlohmann::json identity =
+      sweep_identity(axes, metric, f.se, f.run.s, points.size(), kernel_name(points.front()));
+  SweepShard part = make_sweep_shard(identity, f.run.shard_k, f.run.shard_n, mine, axes, metric, *state);
+  if (!mpi.active()) return emit(f.run.out, sweep_shard_text(part));
+  const std::vector<std::string> texts = mpi_gather_text(mpi, sweep_shard_text(part));
+  if (mpi.rank() != 0) return 0;
+  std::vector<std::pair<SweepShard, std::string>> parts;
+  for (std::size_t r = 0; r < texts.size(); ++r) {
+    const std::string name = "rank " + std::to_string(r);
+    parts.emplace_back(parse_sweep_shard(texts[r], name), name);
+  }
+  SweepShard joined = join_sweep_shards(std::move(parts), false);
+  joined.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();  // the job's
+  if (to_shard) return emit(f.run.out, sweep_shard_text(joined));
+  return emit(f.run.out, ends_with(f.run.out, ".csv") ? sweep_shard_csv(joined) : sweep_shard_json(joined));
 }
 
 }  // namespace maskscope::cli

@@ -25,7 +25,7 @@ struct AnalyzeFlags {
 CLI::App* add_analyze(CLI::App& app, AnalyzeFlags& a);
 int cmd_analyze(AnalyzeFlags& a);
 
-// merge: shards (.msum) into one result (cmd_merge.cpp).
+// merge: a run's shards (.msum) into one result, or a sweep's (.msweep) into its file (cmd_merge.cpp).
 struct MergeFlags {
   std::vector<std::string> files;
   std::string out;
@@ -51,15 +51,16 @@ struct TheoryFlags {
 CLI::App* add_theory(CLI::App& app, TheoryFlags& t);
 int cmd_theory(TheoryFlags& t, const CLI::App& cmd);
 
-// sweep: a metric against one or two settings, points stopped early at a target SE (cmd_sweep.cpp).
+// sweep: a metric against one or two settings, points stopped early at a target SE; shards of its points and
+// MPI ranks split it by points (cmd_sweep.cpp).
 struct SweepFlags {
-  RunFlags run;                   // the fixed settings (every setting flag), --samples the cap, --out, --quiet
+  RunFlags run;                   // the fixed settings (every setting flag), --samples the cap, --out, --quiet, --shard
   std::vector<std::string> vary;  // NAME=LIST, once or twice
   std::string metric_text = "rp", se_text;
   double se = 0;  // 0: every point to the cap
 };
 CLI::App* add_sweep(CLI::App& app, SweepFlags& f);
-int cmd_sweep(SweepFlags& f, const CLI::App& cmd);
+int cmd_sweep(SweepFlags& f, const CLI::App& cmd, const MpiSession& mpi);
 
 // bench: samples/s of the reference configurations (cmd_bench.cpp).
 struct BenchFlags {

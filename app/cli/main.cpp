@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     if (*merge) return ms::cli::cmd_merge(merge_flags);
     if (*analyze) return ms::cli::cmd_analyze(analyze_flags);
     if (*leakage) return ms::cli::cmd_leakage(leakage_flags, *leakage);
-    if (*sweep) return ms::cli::cmd_sweep(sweep_flags, *sweep);
+    if (*sweep) return ms::cli::cmd_sweep(sweep_flags, *sweep, mpi);
   } catch (const std::bad_alloc&) {
     std::cerr << "maskscope-cli: out of memory; lower n, layers or threads\n";
     return 1;

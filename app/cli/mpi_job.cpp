@@ -1,6 +1,8 @@
-// MPI: the split of the segments, the job-wide progress, and the exact reduction on rank 0.
+// MPI: the split of the segments, the job-wide progress, and the exact reduction on rank 0; and what a
+// sweep's ranks share (one kernel, job-wide counts, their results' text to rank 0).
 #include "mpi_job.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -48,13 +50,11 @@ void MpiSession::abort(int code) const {
   std::exit(code);
 }
 
-void mpi_run(const MpiSession& mpi, const Settings& s, SegmentRange range, ExactSums& out, double& seconds,
-             const std::function<void(const MpiProgress&)>& progress) {
+void mpi_require_one_kernel(const MpiSession& mpi, std::string kernel) {
 #if MASKSCOPE_MPI
-  const int P = mpi.size(), r = mpi.rank();
+  const int r = mpi.rank();
   // Every rank must run the same kernel (lane_kernel.hpp kernel_name): processors with and without
   // AVX2 round differently, and the exact reduction promises one process's bits.
-  std::string kernel = kernel_name(s);
   if (const char* odd = std::getenv("MASKSCOPE_TEST_KERNEL_RANK"); odd && std::atoi(odd) == r)
     kernel += " (test)";                       // tests: a rank on a processor of another kind
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
@@ -70,6 +70,61 @@ void mpi_run(const MpiSession& mpi, const Settings& s, SegmentRange range, Exact
     MPI_Barrier(MPI_COMM_WORLD);  // rank 0's message first
     mpi.abort(2);
   }
+#else
+  (void)mpi;
+  (void)kernel;
+#endif
+}
+
+std::vector<std::int64_t> mpi_sum(const MpiSession& mpi, std::vector<std::int64_t> local) {
+#if MASKSCOPE_MPI
+  if (mpi.active()) {
+    std::vector<std::int64_t> total(local.size());
+    MPI_Allreduce(local.data(), total.data(), int(local.size()), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return total;
+  }
+#else
+  (void)mpi;
+#endif
+  return local;
+}
+
+std::vector<std::string> mpi_gather_text(const MpiSession& mpi, const std::string& mine) {
+  std::vector<std::string> all;
+#if MASKSCOPE_MPI
+  if (mpi.active()) {
+    constexpr std::size_t kChunk = std::size_t(1) << 30;  // bytes per message, under MPI's int count
+    if (mpi.rank() == 0) {
+      all.push_back(mine);
+      for (int src = 1; src < mpi.size(); ++src) {
+        std::int64_t size = 0;
+        MPI_Recv(&size, 1, MPI_INT64_T, src, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        std::string text(std::size_t(size), '\0');
+        for (std::size_t at = 0; at < text.size(); at += kChunk)
+          MPI_Recv(text.data() + at, int(std::min(kChunk, text.size() - at)), MPI_CHAR, src, 4, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+        all.push_back(std::move(text));
+      }
+    } else {
+      std::int64_t size = std::int64_t(mine.size());
+      MPI_Send(&size, 1, MPI_INT64_T, 0, 3, MPI_COMM_WORLD);
+      for (std::size_t at = 0; at < mine.size(); at += kChunk)
+        MPI_Send(mine.data() + at, int(std::min(kChunk, mine.size() - at)), MPI_CHAR, 0, 4, MPI_COMM_WORLD);
+    }
+    return all;
+  }
+#else
+  (void)mpi;
+#endif
+  all.push_back(mine);
+  return all;
+}
+
+void mpi_run(const MpiSession& mpi, const Settings& s, SegmentRange range, ExactSums& out, double& seconds,
+             const std::function<void(const MpiProgress&)>& progress) {
+#if MASKSCOPE_MPI
+  const int P = mpi.size(), r = mpi.rank();
+  mpi_require_one_kernel(mpi, kernel_name(s));
   // Rank r: the r-th of P near-equal parts of `range` (possibly empty when P exceeds the segments).
   const std::int64_t G = range.end - range.begin;
   RunOptions o;

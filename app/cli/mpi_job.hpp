@@ -1,12 +1,14 @@
 // One run across the ranks of an MPI job (`mpirun -np P maskscope-cli run ...`): rank r computes
 // its share of the run's segments with its own threads, and rank 0 adds every rank's exact sums
-// (exact_sums.hpp), so the result is the single-process run's, bit for bit, for any P.
+// (exact_sums.hpp), so the result is the single-process run's, bit for bit, for any P. A sweep
+// (`mpirun ... sweep ...`, cmd_sweep.cpp) splits by points and sends each rank's points to rank 0.
 // Built when MASKSCOPE_MPI is on and MPI is found; without it, mpi_launched() is always false.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/stats/exact_sums.hpp"
 #include "core/stats/sample_grid.hpp"
@@ -39,6 +41,14 @@ struct MpiProgress {
   std::int64_t samples_done = 0;  // over all ranks
   double seconds = 0;             // since the job's runs started
 };
+
+// Every rank calls it with the kernel it runs (lane_kernel.hpp kernel_name); when they differ, rank 0
+// names it and the job ends with exit code 2 (processors of different kinds round differently).
+void mpi_require_one_kernel(const MpiSession& mpi, std::string kernel);
+// The sums over all ranks of each of `local` (every rank calls it; without MPI, `local`).
+std::vector<std::int64_t> mpi_sum(const MpiSession& mpi, std::vector<std::int64_t> local);
+// Every rank's `mine`, on rank 0 in rank order (every rank calls it; other ranks get nothing back).
+std::vector<std::string> mpi_gather_text(const MpiSession& mpi, const std::string& mine);
 
 // Runs segments `range` of settings `s`, split over the ranks; every rank returns, and rank 0's
 // `out` holds the sum over all ranks. `progress` is called on rank 0 about every 0.5 s.

@@ -9,6 +9,7 @@
 
 #include "core/model/settings_text.hpp"
 #include "core/model/strict_number.hpp"
+#include "core/stats/map.hpp"
 
 namespace maskscope {
 
@@ -16,6 +17,16 @@ namespace {
 
 // Settings whose values are names or 0/1: a list only, no range (settings_text's table says which).
 bool categorical(const std::string& key) { return setting_flag(key)->value == SettingValue::name; }
+
+// samples is each point's cap and threads does not change the numbers: neither is a sweep's axis.
+bool sweepable(const std::string& key) { return key != "samples" && key != "threads"; }
+
+std::string sweepable_keys_text() {
+  std::string text;
+  for (const std::string& k : setting_keys())
+    if (sweepable(k)) text += (text.empty() ? "" : ", ") + k;
+  return text;
+}
 
 // Settings that are whole numbers: a range's values are rounded and their duplicates dropped.
 bool whole(const std::string& key) { return setting_flag(key)->value == SettingValue::whole; }
@@ -79,8 +90,8 @@ SweepAxis parse_sweep_axis(const std::string& spec) {
   SweepAxis axis;
   const std::string name = spec.substr(0, eq), list = spec.substr(eq + 1);
   axis.key = setting_key_of(name);
-  if (axis.key.empty()) throw std::runtime_error("unknown setting '" + name + "'; valid: " + setting_keys_text());
-  if (axis.key == "samples" || axis.key == "threads")
+  if (axis.key.empty()) throw std::runtime_error("unknown setting '" + name + "'; valid: " + sweepable_keys_text());
+  if (!sweepable(axis.key))
     throw std::runtime_error(
         axis.key + " cannot be swept (" +
         (axis.key == "samples" ? "--samples is each point's cap" : "it does not change the numbers") + ")");
@@ -174,6 +185,7 @@ SweepMetric parse_sweep_metric(const std::string& text) {
   else if (text == "norm_adjacency") m.kind = K::norm_adjacency;
   else if (text == "delta_r2") m.kind = K::delta_r2;
   else if (text == "weight_delta_r2") m.kind = K::weight_delta_r2;
+  else if (text == "first_key") m.kind = K::first_key;
   else if (text.rfind("score:", 0) == 0 || text.rfind("weight:", 0) == 0) {
     m.kind = text[0] == 's' ? K::score : K::weight;
     const std::vector<std::string> ij = split(text.substr(text.find(':') + 1), ',');
@@ -198,6 +210,7 @@ std::string sweep_metric_name(const SweepMetric& m) {
     case K::norm_adjacency: return "norm_adjacency";
     case K::delta_r2: return "delta_r2";
     case K::weight_delta_r2: return "weight_delta_r2";
+    case K::first_key: return "first_key";
     case K::score: return "score:" + std::to_string(m.i) + "," + std::to_string(m.j);
     case K::weight: return "weight:" + std::to_string(m.i) + "," + std::to_string(m.j);
   }
@@ -205,11 +218,18 @@ std::string sweep_metric_name(const SweepMetric& m) {
 }
 
 const char* sweep_metric_names_text() {
-  return "rp, adjacency, norm_adjacency, delta_r2, weight_delta_r2, score:I,J, weight:I,J";
+  return "rp, adjacency, norm_adjacency, delta_r2, weight_delta_r2, first_key, score:I,J, weight:I,J";
 }
 
 std::string sweep_metric_error(const SweepMetric& m, const Settings& s) {
   using K = SweepMetric::Kind;
+  if (m.kind == K::first_key) {
+    // Key 0 is seen by queries 1.. (causal, bidirectional) or 1..W-1 (window:W).
+    if (s.n < 2) return "first_key averages over queries i >= 1: valid: n >= 2 (n = " + std::to_string(s.n) + ")";
+    if (s.mask == MaskKind::window && s.window < 2)
+      return "first_key: no query i >= 1 sees key 0 under --mask " + mask_to_string(s) + "; valid: window:W, W >= 2";
+    return "";
+  }
   if (m.kind != K::score && m.kind != K::weight) return "";
   const std::string cell = sweep_metric_name(m);
   if (m.i >= s.n || m.j >= s.n)
@@ -231,6 +251,23 @@ MetricValue metric_value(const LayerStats& l, const SweepMetric& m) {
     case K::norm_adjacency: return {l.norm_adjacency, l.norm_adjacency_se, l.norm_adjacency_ties};
     case K::delta_r2: return {l.leakage.delta_r2, l.leakage.delta_r2_se, none};
     case K::weight_delta_r2: return {l.weight_leakage.delta_r2, l.weight_leakage.delta_r2_se, none};
+    case K::first_key: {
+      // The attention sink (004): the mean weight on key 0 over the queries i >= 1 that see it. The exact SE
+      // of a mean of correlated cells needs their covariances, which a run does not keep; the mean of the
+      // cells' SEs bounds it from above (triangle inequality: SE(sum) <= sum of SEs), and is what se gives.
+      const MapShape* shape = l.weight_mean.shape();
+      if (shape == nullptr) return {none, none, none};
+      double sum = 0, se_sum = 0;
+      int queries = 0;
+      for (int i = 1; i < shape->n; ++i)
+        if (shape->lo[std::size_t(i)] <= 0 && 0 <= shape->hi[std::size_t(i)]) {
+          sum += l.weight_mean(i, 0);
+          se_sum += l.weight_se(i, 0);
+          ++queries;
+        }
+      if (queries == 0) return {none, none, none};
+      return {sum / queries, se_sum / queries, none};
+    }
     case K::score:
       if (l.score_mean.empty()) return {none, none, none};
       return {l.score_mean(m.i, m.j), l.score_se(m.i, m.j), none};

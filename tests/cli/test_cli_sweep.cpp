@@ -86,6 +86,38 @@ TEST_CASE("sweep --out FILE.csv: one row per point and layer with every swept va
   CHECK(lines[12].find(",50,") != std::string::npos);
 }
 
+TEST_CASE("sweep --metric first_key: the mean of a run's weights on key 0 over queries i >= 1, SE the mean of SEs") {
+  const std::string json = work("first_key.json"), csv = work("first_key.csv");
+  const std::string args = "sweep --quiet --vary mask=causal,window:3 --n 6 --d 16 --layers 2 --samples 500 --seed 2";
+  REQUIRE(cli(args + " --metric first_key --out " + json).code == 0);
+  REQUIRE(cli(args + " --metric first_key --out " + csv).code == 0);
+  const nlohmann::json j = read_json(json);
+  std::istringstream is(slurp(csv));
+  std::string line;
+  std::getline(is, line);
+  CHECK(line == "mask,layer,metric,value,se,samples,ties");
+  for (const auto& p : j["points"]) {
+    const nlohmann::json run = run_of(p["settings"], "first_key_run.json");
+    const int last = p["settings"]["mask"] == "causal" ? 5 : 2;  // the last query that sees key 0
+    for (const auto& l : run["layers"]) {
+      double value = 0, se = 0;
+      for (int i = 1; i <= last; ++i) {
+        value += l["weight_mean"][i][0].get<double>();
+        se += l["weight_se"][i][0].get<double>();
+      }
+      REQUIRE(std::getline(is, line));
+      std::istringstream row(line);
+      std::vector<std::string> cells;
+      for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+      REQUIRE(cells.size() == 6);  // the empty ties at the end is no cell
+      CHECK(cells[0] == p["settings"]["mask"].get<std::string>());
+      CHECK(cells[2] == "first_key");
+      CHECK(std::stod(cells[3]) == value / last);
+      CHECK(std::stod(cells[4]) == se / last);
+    }
+  }
+}
+
 TEST_CASE("sweep refuses bad input: exit 2, the flag and the valid range named, nothing written") {
   const std::string path = work("never_sweep.json");
   const char* cases[][3] = {
@@ -106,7 +138,8 @@ TEST_CASE("sweep refuses bad input: exit 2, the flag and the valid range named, 
       {"--vary alpha=0,1 --metric weight:3,7", "--metric", "masked"},
       {"--vary alpha=0,1 --se -1", "--se", "[0,"},
       {"--vary alpha=0,1 --n 0", "--n", "[1, 512]"},
-      {"--vary alpha=0,1 --shard 1/2", "--shard", "not yet"},
+      {"--vary alpha=0,1 --shard 1/2", "--shard", "--out FILE.msweep"},
+      {"--vary alpha=0,1 --mask window:1 --metric first_key", "--metric", "W >= 2"},
   };
   for (const auto& c : cases) {
     fs::remove(path);
@@ -118,7 +151,12 @@ TEST_CASE("sweep refuses bad input: exit 2, the flag and the valid range named, 
     CHECK(r.err.find(c[2]) != std::string::npos);
     CHECK_FALSE(fs::exists(path));
   }
-  Result r = cli("sweep --quiet --vary alpha=0,1 --samples 10 --out " + work("sweep.txt"));
+  // The valid names of an unknown setting are the settings a sweep can vary: not samples or threads.
+  Result r = cli("sweep --quiet --vary bogus=1,2 --samples 10 --out " + path);
+  CHECK(r.err.find("valid: alpha, d,") != std::string::npos);
+  CHECK(r.err.find("samples") == std::string::npos);
+  CHECK(r.err.find("threads") == std::string::npos);
+  r = cli("sweep --quiet --vary alpha=0,1 --samples 10 --out " + work("sweep.txt"));
   CHECK(r.code == 2);
   CHECK(r.err.find("FILE.csv") != std::string::npos);
   // More memory than the machine has (as MASKSCOPE_MEMORY_LIMIT says): refused before anything runs.
