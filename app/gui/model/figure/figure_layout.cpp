@@ -6,72 +6,21 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "model/figure/scene_parts.hpp"
+#include "model/figure/figure_lines.hpp"
 #include "model/format.hpp"
 
 namespace maskscope::gui {
 
 namespace {
 
-const Rgba kBlack{0, 0, 0, 1};
-const Rgba kGrey{0.35f, 0.35f, 0.35f, 1};
-const Rgba kMasked{1, 1, 1, 1};  // masked cells show the page
-
 const Rgba kNoise{0.80f, 0.80f, 0.80f, 1};  // |value| <= 2 SE in centred maps
-
-Rgba from_map(const Colormap& cm, double v, float lo, float hi) {
-  if (!std::isfinite(v)) return kMasked;
-  const auto c = cm.at(hi > lo ? float((v - lo) / (hi - lo)) : 0.5f);
-  return {c[0], c[1], c[2], 1};
-}
-
-Rgba palette(std::size_t k) {
-  const auto c = series_color(k);
-  return {c[0], c[1], c[2], 1};
-}
-
-Rgba end_color(const Colormap& cm, bool top) {
-  const auto c = cm.at(top ? 1.0f : 0.0f);
-  return {c[0], c[1], c[2], 1};
-}
 
 int index_step(int n) {
   if (n <= 12) return 1;
   for (int s : {2, 5, 10, 20, 50, 100})
     if (n / s <= 8) return s;
   return 200;
-}
-
-// A colour bar with its ends and middle labelled, and a triangle at each end whose values were
-// clipped (as matplotlib's `extend`).
-void add_colorbar(Scene& sc, float x0, float y0, float x1, float y1, const Colormap& cm, const PanelData& p,
-                  float tick_size) {
-  SceneColorbar bar{x0, y0, x1, y1, {}};
-  for (int k = 0; k < 32; ++k) {
-    const auto c = cm.at(float(k) / 31.0f);
-    bar.stops.push_back({c[0], c[1], c[2], 1});
-  }
-  sc.items.push_back(bar);
-  sc.items.push_back(SceneRect{x0, y0, x1, y1, {0, 0, 0, 0}, kGrey, 0.5f});
-  const float tri = (x1 - x0) * 0.9f;
-  // Filled in the end colour, outlined so that a light end (rocket's cream) shows on a white page.
-  if (p.above) {
-    const std::vector<std::array<float, 2>> t = {
-        {x0, y0 - 1}, {x1, y0 - 1}, {(x0 + x1) / 2, y0 - 1 - tri}, {x0, y0 - 1}};
-    sc.items.push_back(ScenePath{t, end_color(cm, true), 0.5f, false, true});
-    sc.items.push_back(ScenePath{t, kGrey, 0.5f, false, false});
-  }
-  if (p.below) {
-    const std::vector<std::array<float, 2>> t = {
-        {x0, y1 + 1}, {x1, y1 + 1}, {(x0 + x1) / 2, y1 + 1 + tri}, {x0, y1 + 1}};
-    sc.items.push_back(ScenePath{t, end_color(cm, false), 0.5f, false, true});
-    sc.items.push_back(ScenePath{t, kGrey, 0.5f, false, false});
-  }
-  for (const ColorbarTick& t : colorbar_ticks(p.lo, p.hi)) {
-    const float y = y1 - float((t.value - p.lo) / double(p.hi - p.lo)) * (y1 - y0);
-    sc.items.push_back(ScenePath{{{x1, y}, {x1 + 2.5f, y}}, kGrey, 0.6f, false});
-    sc.items.push_back(
-        SceneText{x1 + 4, y + tick_size * 0.35f, tick_size, t.text, Anchor::start, false, false, kBlack});
-  }
 }
 
 Scene layout_heatmaps(const FigureData& data) {
@@ -160,7 +109,7 @@ Scene layout_heatmaps(const FigureData& data) {
       if (r + 1 == rows)
         sc.items.push_back(SceneText{(x0 + x1) / 2, hy1 + fs_tick + 4 + fs_metric + 2, fs_metric, "key j",
                                      Anchor::middle, false, false, kGrey});
-      if (cell.available) add_colorbar(sc, x1 + 5, hy0, x1 + 12, hy1, cm, p, fs_tick);
+      if (cell.available) add_colorbar(sc, x1 + 5, hy0, x1 + 12, hy1, cm, p.lo, p.hi, p.below, p.above, fs_tick);
     }
   }
   if (!data.note.empty())
@@ -345,6 +294,9 @@ Scene layout_figure(const FigureData& data) {
   switch (data.spec.kind) {
     case FigureKind::h_of_j: return layout_curves(data);
     case FigureKind::table: return layout_table(data);
+    case FigureKind::layer_lines:
+    case FigureKind::norms:
+    case FigureKind::leakage_bins: return layout_figure_lines(data);  // figure_lines.cpp
     case FigureKind::heatmaps: break;
   }
   return layout_heatmaps(data);
