@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,17 +18,25 @@
 #include "core/model/settings.hpp"
 #include "core/stats/snapshot.hpp"
 #include "model/panels.hpp"
+#include "model/sweep/sweep_view.hpp"
 
 namespace maskscope::gui {
 
 // table: rows x layers of the rows' metric with its SE (Zuo et al. Tables 4-6), exported as CSV too.
-enum class FigureKind { heatmaps, h_of_j, table };
+// The line kinds (figure_lines.hpp): layer_lines, a metric against the layer, one line per row (Zuo et al.
+// Fig. 3 and 7); norms, the output norms ||x_i|| against the position i, one line per layer (Zuo et al.
+// Fig. 11); leakage_bins, dR^2 against the query-position bin on a log axis (Ruscio et al. Fig. 1).
+enum class FigureKind { heatmaps, h_of_j, table, layer_lines, norms, leakage_bins };
 // What a table figure's cells hold: the row's own metric (RP, adj, norm adj by what it shows), or the
 // absolute-position leakage dR^2 of the logits or of the weights (Ruscio et al.; docs/model.md section 8).
 enum class TableMetric { automatic, delta_r2, weight_delta_r2 };
 // Their names in presets (enum_names.hpp): to_string, the preset reader and its messages read these.
-inline constexpr EnumTable<FigureKind, 3> kFigureKindNames{
-    {{FigureKind::heatmaps, "heatmaps"}, {FigureKind::h_of_j, "h_of_j"}, {FigureKind::table, "table"}}};
+inline constexpr EnumTable<FigureKind, 6> kFigureKindNames{{{FigureKind::heatmaps, "heatmaps"},
+                                                            {FigureKind::h_of_j, "h_of_j"},
+                                                            {FigureKind::table, "table"},
+                                                            {FigureKind::layer_lines, "layer_lines"},
+                                                            {FigureKind::norms, "norms"},
+                                                            {FigureKind::leakage_bins, "leakage_bins"}}};
 inline constexpr EnumTable<TableMetric, 3> kTableMetricNames{{{TableMetric::automatic, "auto"},
                                                               {TableMetric::delta_r2, "delta_r2"},
                                                               {TableMetric::weight_delta_r2, "weight_delta_r2"}}};
@@ -60,7 +69,7 @@ struct FigureSpec {
   RangeMode range = RangeMode::robust;  // how each panel's colour range is chosen
   bool grey_noise = true;               // centred maps: grey where |value| <= 2 SE
   bool show_metric = true;              // RP (S, A), adjacency (cos) or norm adjacency (||x||) in each panel's title
-  TableMetric table_metric = TableMetric::automatic;  // table figures only
+  TableMetric table_metric = TableMetric::automatic;  // table and layer_lines; leakage_bins: of S or of A
   ColormapId sequential = ColormapId::rocket;
   ColormapId diverging = ColormapId::rdbu;
   bool operator==(const FigureSpec&) const = default;
@@ -85,10 +94,15 @@ struct Preset {
   ViewOptions view;
   FigureSpec figure;
   ExportOptions export_options;
+  std::optional<SweepView> sweep;  // the Sweep tab's sweep (issue 32), when the preset is a sweep
   bool operator==(const Preset&) const = default;
 };
 
 std::string_view to_string(FigureKind k);
+// layer_lines, norms and leakage_bins: drawn as line charts (figure_lines.hpp).
+inline bool is_line_kind(FigureKind k) {
+  return k == FigureKind::layer_lines || k == FigureKind::norms || k == FigureKind::leakage_bins;
+}
 
 // The settings a figure cell simulates: row settings, then the group's overrides, with enough
 // layers for every column. Cells with equal settings share one run.
@@ -120,7 +134,8 @@ struct FigureCell {
   PanelData panel;
   std::string metric_name;  // "RP", "adj", "norm adj" or empty
   double metric = 0, metric_se = 0;
-  bool available = false;  // the run has samples
+  bool available = false;        // the run has samples
+  std::vector<LeakageBin> bins;  // leakage_bins figures: dR^2 per query-position bin (Ruscio et al. Table 7)
 };
 
 struct FigureCurve {  // h(j) figures: one series per row

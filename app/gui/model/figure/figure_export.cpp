@@ -8,6 +8,7 @@
 
 #include "core/formats/result_json.hpp"
 #include "core/model/version.hpp"
+#include "model/figure/figure_lines.hpp"
 #include "model/figure/figure_render.hpp"
 
 namespace maskscope::gui {
@@ -54,6 +55,13 @@ std::string csv_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
+}
+
+// A CSV text field: quoted, inner quotes doubled.
+std::string csv_quoted(const std::string& t) {
+  std::string q = "\"";
+  for (char c : t) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
 }
 
 }  // namespace
@@ -136,17 +144,6 @@ std::string panel_csv(const PanelData& p) {
 }
 
 std::string table_csv(const FigureData& data) {
-  auto quoted = [](const std::string& t) {
-    std::string q = "\"";
-    for (char c : t) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
-  auto number = [](double v) {
-    if (!std::isfinite(v)) return std::string("nan");
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return std::string(buf);
-  };
   const FigureSpec& spec = data.spec;
   const std::size_t per_group = std::max<std::size_t>(1, spec.layers.size());
   std::string out = "row,label,group,layer,metric,value,se\n";
@@ -154,10 +151,33 @@ std::string table_csv(const FigureData& data) {
     for (std::size_t c = 0; c < data.cells[r].size(); ++c) {
       const FigureCell& cell = data.cells[r][c];
       const std::size_t g = c / per_group;
-      out += std::to_string(r) + "," + quoted(data.row_labels[r]) + "," +
-             quoted(g < data.group_titles.size() ? data.group_titles[g] : "") + "," + std::to_string(cell.panel.layer) +
-             "," + quoted(cell.metric_name) + "," + number(cell.available ? cell.metric : NAN) + "," +
-             number(cell.available ? cell.metric_se : NAN) + "\n";
+      out += std::to_string(r) + "," + csv_quoted(data.row_labels[r]) + "," +
+             csv_quoted(g < data.group_titles.size() ? data.group_titles[g] : "") + "," +
+             std::to_string(cell.panel.layer) + "," + csv_quoted(cell.metric_name) + "," +
+             csv_number(cell.available ? cell.metric : NAN) + "," + csv_number(cell.available ? cell.metric_se : NAN) +
+             "\n";
+    }
+  return out;
+}
+
+std::string lines_csv(const FigureData& data) {
+  const FigureLines lines = figure_lines(data);
+  const bool bins = data.spec.kind == FigureKind::leakage_bins;
+  std::string out =
+      bins ? "chart,row,label,group,layer,bin_from,bin_to,x,y,se\n" : "chart,row,label,group,layer,x,y,se\n";
+  for (std::size_t c = 0; c < lines.charts.size(); ++c)
+    for (std::size_t s = 0; s < lines.charts[c].series.size(); ++s) {
+      const ChartSeries& series = lines.charts[c].series[s];
+      const LineSeriesSource& src = lines.sources[c][s];
+      const std::string head =
+          std::to_string(c) + "," + std::to_string(src.row) + "," + csv_quoted(data.row_labels[src.row]) + "," +
+          csv_quoted(src.group < data.group_titles.size() ? data.group_titles[src.group] : "") + ",";
+      for (std::size_t k = 0; k < series.x.size(); ++k) {
+        out += head + std::to_string(src.layers[k]) + ",";
+        if (bins) out += std::to_string(src.bins[k][0]) + "," + std::to_string(src.bins[k][1]) + ",";
+        out += csv_number(series.x[k]) + "," + csv_number(series.y[k]) + "," +
+               (k < series.se.size() ? csv_number(series.se[k]) : std::string()) + "\n";
+      }
     }
   return out;
 }
@@ -219,6 +239,9 @@ ExportResult export_figure(const FigureData& data, const Preset& preset, const s
   if (spec.kind == FigureKind::table) {
     write("table.csv", table_csv(data));
     panels.push_back({{"file", "table.csv"}, {"kind", "table"}});
+  } else if (is_line_kind(spec.kind)) {
+    write("lines.csv", lines_csv(data));
+    panels.push_back({{"file", "lines.csv"}, {"kind", to_string(spec.kind)}});
   } else if (spec.kind == FigureKind::h_of_j) {
     for (std::size_t g = 0; g < data.curves.size(); ++g) {
       const std::string name = "hofj_col" + std::to_string(g) + ".csv";

@@ -68,6 +68,15 @@ std::vector<SettingError> validate(const FigureSpec& spec) {
              "norms are a vector per layer, not a map: show them in a table figure (their norm adjacency)"});
   if (spec.difference && spec.rows.size() < 2)
     errors.push_back({"figure.difference", "needs at least two rows (B - A)"});
+  if (is_line_kind(spec.kind)) {
+    // Lines compare rows side by side; a difference of lines is not drawn (use heatmaps or a table).
+    if (spec.difference)
+      errors.push_back({"figure.difference", "is for heatmaps: " + std::string(to_string(spec.kind)) +
+                                                 " figures draw every row as its own line"});
+    if (spec.kind == FigureKind::leakage_bins &&
+        std::find(spec.layers.begin(), spec.layers.end(), 0) != spec.layers.end())
+      errors.push_back({"figure.layers", "layer 0 (the embeddings) has no attention, so no dR^2 per query bin"});
+  }
   for (std::size_t r = 0; r < spec.rows.size(); ++r)
     for (std::size_t g = 0; g < group_count(spec); ++g) {
       Settings s;
@@ -131,15 +140,30 @@ FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
     }
     c.available = true;
     const PanelStyle style{spec.hide_diagonal && !spec.difference, spec.range, spec.grey_noise};
-    c.panel = build_panel(*stats, s.n, row.quantity, row.transform, style);
-    if (spec.kind == FigureKind::table && spec.table_metric != TableMetric::automatic) {
+    // Norm figures show ||x_i|| whatever the row shows; the other line kinds read the row's metric.
+    const Quantity q = spec.kind == FigureKind::norms ? Quantity::norm : row.quantity;
+    c.panel = build_panel(*stats, s.n, q, spec.kind == FigureKind::norms ? Transform::raw : row.transform, style);
+    if (spec.kind == FigureKind::leakage_bins) {
+      const bool weights = spec.table_metric == TableMetric::weight_delta_r2;
+      const Leakage& k = weights ? stats->weight_leakage : stats->leakage;
+      c.metric_name = weights ? "dR2 of A" : "dR2";
+      c.metric = k.delta_r2;
+      c.metric_se = k.delta_r2_se;
+      c.bins = k.bins;  // Ruscio et al.'s query bins, cut at n
+    } else if (spec.kind == FigureKind::norms) {
+      c.metric_name = c.panel.metric_name;  // norm adjacency: how well the norms order the positions
+      c.metric = c.panel.metric;
+      c.metric_se = c.panel.metric_se;
+    } else if ((spec.kind == FigureKind::table || spec.kind == FigureKind::layer_lines) &&
+               spec.table_metric != TableMetric::automatic) {
       const bool weights = spec.table_metric == TableMetric::weight_delta_r2;
       const Leakage& k = weights ? stats->weight_leakage : stats->leakage;
       c.metric_name = weights ? "dR2 of A" : "dR2";
       c.metric = layer == 0 ? kNaN : k.delta_r2;  // the embeddings have no attention
       c.metric_se = layer == 0 ? kNaN : k.delta_r2_se;
-    } else if (spec.kind == FigureKind::table || (spec.show_metric && row.transform == Transform::raw)) {
-      c.metric_name = c.panel.metric_name;
+    } else if (spec.kind == FigureKind::table || spec.kind == FigureKind::layer_lines ||
+               (spec.show_metric && row.transform == Transform::raw)) {
+      c.metric_name = c.panel.metric_name;  // the embeddings' RP is NaN (no S or A): a gap in a line
       c.metric = c.panel.metric;
       c.metric_se = c.panel.metric_se;
     }

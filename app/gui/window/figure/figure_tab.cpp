@@ -42,22 +42,41 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
       "Columns: layers separated by commas, e.g. 1,2 or 1,2,3,4 (1 to 16; 0 = the embeddings of the "
       "random-weight network).");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(fh * 6);
+  ImGui::SetNextItemWidth(fh * 9);
   int kind = static_cast<int>(spec.kind);
-  if (ImGui::Combo("kind", &kind, "heatmaps\0h(j) curves\0table\0")) spec.kind = static_cast<FigureKind>(kind);
+  if (ImGui::Combo("kind", &kind,
+                   "heatmaps\0h(j) curves\0table\0metric vs layer\0norms vs position\0dR^2 vs query bin\0")) {
+    spec.kind = static_cast<FigureKind>(kind);
+    if (is_line_kind(spec.kind)) spec.difference = false;  // lines show every row as its own line
+  }
   explain(
       "heatmaps: one map per row and layer. h(j) curves: LN-recency Eq. 42 beside the simulation. table: each "
       "row's metric per layer with its SE, as Zuo et al.'s Tables 4-6 (RP for S and A, adjacency for cos, norm "
-      "adjacency for ||x||), exported as CSV too.");
-  if (spec.kind == FigureKind::table) {
+      "adjacency for ||x||), exported as CSV too.\n"
+      "metric vs layer: the same metric as a line per row against the layer, +-1 SE bars and the 0.5 no-order "
+      "line (Zuo et al. Fig. 3 with cos rows, Fig. 7 with ||x|| rows).\n"
+      "norms vs position: the output norms ||x_i|| against the position i, one line per chosen layer, one chart "
+      "per row (Zuo et al. Fig. 11).\n"
+      "dR^2 vs query bin: the absolute-position leakage within Ruscio et al.'s query-position bins on a log axis "
+      "(their Fig. 1): one line per layer for one row; one chart per layer with a line per row for several.\n"
+      "The line kinds export lines.csv (one line per point) beside the PNG and SVG.");
+  if (spec.kind == FigureKind::table || spec.kind == FigureKind::layer_lines) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 9);
     int metric = static_cast<int>(spec.table_metric);
-    if (ImGui::Combo("cells", &metric, "row's metric\0dR^2 of S\0dR^2 of A\0"))
+    if (ImGui::Combo(spec.kind == FigureKind::table ? "cells" : "metric", &metric,
+                     "row's metric\0dR^2 of S\0dR^2 of A\0"))
       spec.table_metric = static_cast<TableMetric>(metric);
     explain(
-        "What the table's cells hold: each row's own metric (by what it shows), or the absolute-position leakage "
-        "dR^2 of the logits S or of the weights A (Ruscio et al. Eq. 4), as in 004's Table 6.");
+        "What the cells or points hold: each row's own metric (by what it shows), or the absolute-position "
+        "leakage dR^2 of the logits S or of the weights A (Ruscio et al. Eq. 4), as in 004's Table 6.");
+  } else if (spec.kind == FigureKind::leakage_bins) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fh * 7);
+    int of_weights = spec.table_metric == TableMetric::weight_delta_r2 ? 1 : 0;
+    if (ImGui::Combo("dR^2 of", &of_weights, "logits S\0weights A\0"))
+      spec.table_metric = of_weights ? TableMetric::weight_delta_r2 : TableMetric::delta_r2;
+    explain("Which map's leakage per query bin: the logits S or the attention weights A (Ruscio et al. Eq. 3-4).");
   }
   ImGui::SameLine();
   ImGui::BeginDisabled(spec.rows.size() < 2 || spec.kind != FigureKind::heatmaps);
@@ -66,6 +85,8 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
       "Rows 2.. minus row 1 on a symmetric diverging scale; with the same seed both rows use the same random "
       "draws, so the difference is free of independent noise.");
   ImGui::EndDisabled();
+  // The map options below shape heatmaps only: the other kinds draw no colour maps.
+  ImGui::BeginDisabled(spec.kind != FigureKind::heatmaps);
   ImGui::SameLine();
   ImGui::Checkbox("one range", &spec.shared_range);
   explain("One colour range for all panels of the same kind (raw maps together, centred maps together).");
@@ -84,6 +105,7 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
   ImGui::SameLine();
   ImGui::Checkbox("metric", &spec.show_metric);
   explain("RP (scores, weights) or adjacency (cosines) with its standard error in each panel's title.");
+  ImGui::EndDisabled();
 
   if (spec.rows.empty()) {
     ImGui::TextDisabled(
@@ -119,11 +141,16 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
     ImGui::TableNextColumn();
     int q = static_cast<int>(row.quantity);
     ImGui::SetNextItemWidth(-1);
+    // Norm and dR^2-bin figures show the same numbers whatever a row shows; a line per row shows its metric.
+    ImGui::BeginDisabled(spec.kind == FigureKind::norms || spec.kind == FigureKind::leakage_bins);
     if (ImGui::Combo("##show", &q, "S\0A\0cos\0||x||\0")) row.quantity = static_cast<Quantity>(q);
+    ImGui::EndDisabled();
     ImGui::TableNextColumn();
     int t = static_cast<int>(row.transform);
     ImGui::SetNextItemWidth(-1);
+    ImGui::BeginDisabled(spec.kind != FigureKind::heatmaps);
     if (ImGui::Combo("##map", &t, "raw\0diag.-normalized\0")) row.transform = static_cast<Transform>(t);
+    ImGui::EndDisabled();
     ImGui::TableNextColumn();
     if (ImGui::ArrowButton("##up", ImGuiDir_Up) && r > 0) move_from = int(r), move_to = int(r) - 1;
     ImGui::SameLine(0, 2);
@@ -171,7 +198,8 @@ void draw_figure_tab(FigureWorkbench& wb, const Settings& live, const ViewOption
   if (ImGui::Button("Export figure")) wb.export_now(wb.export_folder(), wb.preset(live, view));
   ImGui::EndDisabled();
   explain(
-      "figure.png, figure.svg, one CSV per panel with its SEs, figure.json and preset.json. F12: window screenshot.");
+      "figure.png, figure.svg, one CSV per panel with its SEs (tables: table.csv; line kinds: lines.csv, one line "
+      "per point), figure.json and preset.json. F12: window screenshot.");
   if (!wb.message.empty()) {
     ImGui::SameLine();
     ImGui::TextColored(wb.message_error ? ImVec4(0.9f, 0.3f, 0.25f, 1) : ImVec4(0.5f, 0.8f, 0.5f, 1), "%s",
