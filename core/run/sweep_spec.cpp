@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
@@ -36,6 +37,12 @@ std::string shortest(double x) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, x);
   return std::string(buf, r.ptr);
+}
+
+std::string twelve_digits(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.12g", x);
+  return buf;
 }
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -75,7 +82,9 @@ std::vector<std::string> range_values(const std::string& key, const std::string&
     double x = log ? std::exp(std::log(start) + t * (std::log(stop) - std::log(start))) : start + t * (stop - start);
     if (k == count - 1) x = stop;  // the end as typed, not as rounded
     if (k == 0) x = start;
-    std::string text = whole(key) ? shortest(std::round(x)) : shortest(x);
+    // 12 significant digits: start + t (stop - start) leaves rounding noise (0.049999999999999996 for 0.05)
+    // that no one typed; a range's values are what its decimal steps say.
+    std::string text = whole(key) ? shortest(std::round(x)) : shortest(std::stod(twelve_digits(x)));
     if (std::find(values.begin(), values.end(), text) == values.end()) values.push_back(std::move(text));
   }
   return values;

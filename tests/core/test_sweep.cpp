@@ -192,6 +192,11 @@ TEST_CASE("sweep axes: lists, linear and log ranges, whole numbers rounded and d
   CHECK(parse_sweep_axis("alpha=0:1:5").values == std::vector<std::string>{"0", "0.25", "0.5", "0.75", "1"});
   CHECK(parse_sweep_axis("d=4:1024:5log").values == std::vector<std::string>{"4", "16", "64", "256", "1024"});
   CHECK(parse_sweep_axis("n=2:4:6").values == std::vector<std::string>{"2", "3", "4"});
+  // Decimal steps give the decimals typed, not start + t (stop - start)'s rounding noise (0.049999999999999996).
+  CHECK(parse_sweep_axis("alpha=0:0.9:19").values[1] == "0.05");
+  CHECK(parse_sweep_axis("alpha=0:0.9:19").values[14] == "0.7");
+  CHECK(parse_sweep_axis("rope=10:1000000:6log").values ==
+        std::vector<std::string>{"10", "100", "1000", "10000", "1e+05", "1e+06"});  // the shortest text
   CHECK(parse_sweep_axis("mask=causal,window:3").values.size() == 2);
   for (const char* bad :
        {"alpha", "unknown=1,2", "alpha=", "alpha=0.1,,0.2", "alpha=2", "alpha=0:1:1", "alpha=0:1:xlog",
