@@ -3,7 +3,10 @@
 # OUT (a C++ source) from them through tools/embed.cmake.
 set(MASKSCOPE_PRESET_NAMES behind-rope-fig2 behind-rope-fig4 behind-rope-fig7 behind-rope-fig10 ln-recency-fig1
                            ln-recency-fig2 ln-recency-fig5 zuo-fig1 zuo-table4 zuo-table5 zuo-table6
-                           zuo-embedding-scale leakage-behind-rope leakage-ln-recency)
+                           zuo-embedding-scale leakage-behind-rope leakage-ln-recency zuo-fig3-layer-lines
+                           zuo-fig11-norms ruscio-fig1-bins sweep-ln-recency-sec3 sweep-ln-recency-fig5
+                           sweep-ln-recency-fig6 sweep-ln-recency-phase sweep-zuo-table5 sweep-behind-rope-fig7
+                           sweep-ruscio-causal-bidirectional)
 # Shipped lessons (assets/lessons), listed in the Lessons menu in this order.
 set(MASKSCOPE_LESSON_NAMES where-position-comes-from layernorm-recency random-networks absolute-leakage)
 

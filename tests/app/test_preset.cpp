@@ -68,18 +68,39 @@ TEST_CASE("every shipped preset is on disk, embedded, and valid") {
     CHECK(p.name == entry.path().stem().string());
     CHECK(validate(p.settings).empty());
     CHECK(validate(p.figure).empty());
-    CHECK_FALSE(p.figure.rows.empty());
+    if (p.sweep) CHECK(plan_sweep(*p.sweep, p.settings).error.empty());  // a sweep preset: the Sweep tab
+    else CHECK_FALSE(p.figure.rows.empty());
     const Preset* embedded = find_shipped_preset(p.name);
     REQUIRE(embedded != nullptr);
     CHECK(*embedded == p);
   }
-  CHECK(on_disk == 14);
-  CHECK(shipped.size() == 14);  // none skipped as broken
+  CHECK(on_disk == 24);
+  CHECK(shipped.size() == 24);  // none skipped as broken
   // docs/model.md section 6 names.
-  for (const char* name :
-       {"behind-rope-fig2", "behind-rope-fig4", "behind-rope-fig7", "behind-rope-fig10", "ln-recency-fig1",
-        "ln-recency-fig2", "ln-recency-fig5", "zuo-fig1", "zuo-table4", "zuo-table5", "zuo-table6",
-        "zuo-embedding-scale", "leakage-behind-rope", "leakage-ln-recency"})
+  for (const char* name : {"behind-rope-fig2",
+                           "behind-rope-fig4",
+                           "behind-rope-fig7",
+                           "behind-rope-fig10",
+                           "ln-recency-fig1",
+                           "ln-recency-fig2",
+                           "ln-recency-fig5",
+                           "zuo-fig1",
+                           "zuo-table4",
+                           "zuo-table5",
+                           "zuo-table6",
+                           "zuo-embedding-scale",
+                           "leakage-behind-rope",
+                           "leakage-ln-recency",
+                           "zuo-fig3-layer-lines",
+                           "zuo-fig11-norms",
+                           "ruscio-fig1-bins",
+                           "sweep-ln-recency-sec3",
+                           "sweep-ln-recency-fig5",
+                           "sweep-ln-recency-fig6",
+                           "sweep-ln-recency-phase",
+                           "sweep-zuo-table5",
+                           "sweep-behind-rope-fig7",
+                           "sweep-ruscio-causal-bidirectional"})
     CHECK_MESSAGE(find_shipped_preset(name) != nullptr, name);
 }
 

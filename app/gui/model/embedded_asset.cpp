@@ -8,7 +8,10 @@ extern const std::string_view colormap_rocket, colormap_viridis, colormap_magma,
 extern const std::string_view preset_behind_rope_fig2, preset_behind_rope_fig4, preset_behind_rope_fig7,
     preset_behind_rope_fig10, preset_ln_recency_fig1, preset_ln_recency_fig2, preset_ln_recency_fig5, preset_zuo_fig1,
     preset_zuo_table4, preset_zuo_table5, preset_zuo_table6, preset_zuo_embedding_scale, preset_leakage_behind_rope,
-    preset_leakage_ln_recency;
+    preset_leakage_ln_recency, preset_zuo_fig3_layer_lines, preset_zuo_fig11_norms, preset_ruscio_fig1_bins,
+    preset_sweep_ln_recency_sec3, preset_sweep_ln_recency_fig5, preset_sweep_ln_recency_fig6,
+    preset_sweep_ln_recency_phase, preset_sweep_zuo_table5, preset_sweep_behind_rope_fig7,
+    preset_sweep_ruscio_causal_bidirectional;
 extern const std::string_view lesson_where_position_comes_from, lesson_layernorm_recency, lesson_random_networks,
     lesson_absolute_leakage;
 }  // namespace maskscope::embedded
@@ -36,20 +39,31 @@ std::span<const EmbeddedAsset> colormaps() {
 
 // The Presets menu's order (docs/model.md section 6).
 std::span<const EmbeddedAsset> presets() {
-  static const EmbeddedAsset list[] = {{"ln-recency-fig1", embedded::preset_ln_recency_fig1},
-                                       {"ln-recency-fig2", embedded::preset_ln_recency_fig2},
-                                       {"ln-recency-fig5", embedded::preset_ln_recency_fig5},
-                                       {"behind-rope-fig2", embedded::preset_behind_rope_fig2},
-                                       {"behind-rope-fig4", embedded::preset_behind_rope_fig4},
-                                       {"behind-rope-fig7", embedded::preset_behind_rope_fig7},
-                                       {"behind-rope-fig10", embedded::preset_behind_rope_fig10},
-                                       {"zuo-fig1", embedded::preset_zuo_fig1},
-                                       {"zuo-table4", embedded::preset_zuo_table4},
-                                       {"zuo-table5", embedded::preset_zuo_table5},
-                                       {"zuo-table6", embedded::preset_zuo_table6},
-                                       {"zuo-embedding-scale", embedded::preset_zuo_embedding_scale},
-                                       {"leakage-behind-rope", embedded::preset_leakage_behind_rope},
-                                       {"leakage-ln-recency", embedded::preset_leakage_ln_recency}};
+  static const EmbeddedAsset list[] = {
+      {"ln-recency-fig1", embedded::preset_ln_recency_fig1},
+      {"ln-recency-fig2", embedded::preset_ln_recency_fig2},
+      {"ln-recency-fig5", embedded::preset_ln_recency_fig5},
+      {"behind-rope-fig2", embedded::preset_behind_rope_fig2},
+      {"behind-rope-fig4", embedded::preset_behind_rope_fig4},
+      {"behind-rope-fig7", embedded::preset_behind_rope_fig7},
+      {"behind-rope-fig10", embedded::preset_behind_rope_fig10},
+      {"zuo-fig1", embedded::preset_zuo_fig1},
+      {"zuo-table4", embedded::preset_zuo_table4},
+      {"zuo-table5", embedded::preset_zuo_table5},
+      {"zuo-table6", embedded::preset_zuo_table6},
+      {"zuo-embedding-scale", embedded::preset_zuo_embedding_scale},
+      {"leakage-behind-rope", embedded::preset_leakage_behind_rope},
+      {"leakage-ln-recency", embedded::preset_leakage_ln_recency},
+      {"zuo-fig3-layer-lines", embedded::preset_zuo_fig3_layer_lines},
+      {"zuo-fig11-norms", embedded::preset_zuo_fig11_norms},
+      {"ruscio-fig1-bins", embedded::preset_ruscio_fig1_bins},
+      {"sweep-ln-recency-sec3", embedded::preset_sweep_ln_recency_sec3},
+      {"sweep-ln-recency-fig5", embedded::preset_sweep_ln_recency_fig5},
+      {"sweep-ln-recency-fig6", embedded::preset_sweep_ln_recency_fig6},
+      {"sweep-ln-recency-phase", embedded::preset_sweep_ln_recency_phase},
+      {"sweep-zuo-table5", embedded::preset_sweep_zuo_table5},
+      {"sweep-behind-rope-fig7", embedded::preset_sweep_behind_rope_fig7},
+      {"sweep-ruscio-causal-bidirectional", embedded::preset_sweep_ruscio_causal_bidirectional}};
   return list;
 }
 

@@ -132,7 +132,11 @@ bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
       exit_code_ = 1;
     }
   }
-  const bool done = exporting_ ? exported_ : views_.showing_final_snapshot() && figure.complete();
+  // On the Sweep tab the sweep is what is waited for (the live run goes on beside it, at its own pace).
+  const bool sweep_tab = views_.options().tab == Tab::sweep;
+  const bool done = exporting_  ? exported_
+                    : sweep_tab ? views_.sweep().complete()
+                                : views_.showing_final_snapshot() && figure.complete();
   if (options_.exit_when_done && done) ++frames_after_done_;
   if (!options_.screenshot.empty() && !screenshot_taken_ && screenshot_due()) {
     screenshot_taken_ = true;

@@ -71,31 +71,33 @@ json preset_to_json(const Preset& p) {
   json columns = json::array();
   for (const auto& g : p.figure.groups) columns.push_back({{"title", g.title}, {"set", g.set}});
   const FigureSpec& f = p.figure;
-  return {{"maskscope", kVersion},
-          {"name", p.name},
-          {"description", p.description},
-          {"settings", settings_to_json(p.settings)},
-          {"view", view_to_json(p.view)},
-          {"figure",
-           {{"title", f.title},
-            {"kind", to_string(f.kind)},
-            {"layers", f.layers},
-            {"columns", columns},
-            {"rows", rows},
-            {"difference", f.difference},
-            {"shared_range", f.shared_range},
-            {"hide_diagonal", f.hide_diagonal},
-            {"range", to_string(f.range)},
-            {"grey_noise", f.grey_noise},
-            {"show_metric", f.show_metric},
-            {"metric", to_string(f.table_metric)},
-            {"colormap", colormap(f.sequential).name},
-            {"diverging", colormap(f.diverging).name}}},
-          {"export", {{"scale", p.export_options.scale}, {"width", p.export_options.width}}}};
+  json out = {{"maskscope", kVersion},
+              {"name", p.name},
+              {"description", p.description},
+              {"settings", settings_to_json(p.settings)},
+              {"view", view_to_json(p.view)},
+              {"figure",
+               {{"title", f.title},
+                {"kind", to_string(f.kind)},
+                {"layers", f.layers},
+                {"columns", columns},
+                {"rows", rows},
+                {"difference", f.difference},
+                {"shared_range", f.shared_range},
+                {"hide_diagonal", f.hide_diagonal},
+                {"range", to_string(f.range)},
+                {"grey_noise", f.grey_noise},
+                {"show_metric", f.show_metric},
+                {"metric", to_string(f.table_metric)},
+                {"colormap", colormap(f.sequential).name},
+                {"diverging", colormap(f.diverging).name}}},
+              {"export", {{"scale", p.export_options.scale}, {"width", p.export_options.width}}}};
+  if (p.sweep) out["sweep"] = sweep_view_to_json(*p.sweep);
+  return out;
 }
 
 Preset preset_from_json(const json& j) {
-  check_object_keys(j, "preset", {"maskscope", "name", "description", "settings", "view", "figure", "export"});
+  check_object_keys(j, "preset", {"maskscope", "name", "description", "settings", "view", "figure", "export", "sweep"});
   Preset p;
   if (j.contains("maskscope")) get_string(j, "maskscope", "preset");  // the writer's version; any is read
   if (j.contains("name")) p.name = get_string(j, "name", "preset");
@@ -196,6 +198,12 @@ Preset preset_from_json(const json& j) {
         throw std::runtime_error("export.width: " + std::to_string(p.export_options.width) + " is outside " + range +
                                  " (0 = use the scale)");
     }
+  }
+  if (j.contains("sweep")) {
+    p.sweep = sweep_view_from_json(j.at("sweep"), "sweep");
+    // The sweep's points must exist at the preset's own settings (a cell within n, a layer within L).
+    const SweepPlan plan = plan_sweep(*p.sweep, p.settings);
+    if (!plan.error.empty()) throw std::runtime_error("sweep: " + plan.error);
   }
   return p;
 }

@@ -7,13 +7,23 @@
 
 #include "window/figure/figure_tab.hpp"
 #include "window/live/live.hpp"
+#include "window/sweep/sweep_tab.hpp"
 #include "window/views/ui_config.hpp"
 
 namespace maskscope::gui {
 
 Views::Views(Controller& controller, RunOptions run_options)
-    : controller_(controller), builder_([] { glfwPostEmptyEvent(); }), figure_(std::move(run_options)) {
+    : controller_(controller),
+      builder_([] { glfwPostEmptyEvent(); }),
+      figure_(std::move(run_options)),
+      sweep_([] { glfwPostEmptyEvent(); }) {
   present_scale_ = load_presentation_scale(present_scale_);
+}
+
+Preset Views::current_preset() const {
+  Preset p = figure_.preset(controller_.settings(), view_);
+  if (view_.tab == Tab::sweep) p.sweep = sweep_.view();
+  return p;
 }
 
 bool Views::showing_current_run() const {
@@ -36,6 +46,7 @@ void Views::draw_tab_content() {
       case Tab::metrics: draw_metrics_tab(*on_screen_.snap); break;
       case Tab::figure: draw_figure_tab(figure_, controller_.settings(), view_); break;
       case Tab::leakage: leakage_.draw(*on_screen_.snap, renderer_, view_, !controller_.showing_tensors()); break;
+      case Tab::sweep: draw_sweep_tab(sweep_, controller_, current_preset()); break;
     }
   if (view_.tab != Tab::leakage) leakage_.stop();  // its twin run costs CPU only while shown
 }
@@ -44,6 +55,8 @@ void Views::draw(float ui_scale) {
   controller_.poll();
   draw_menu();
   figure_.refresh(false);
+  // The sweep runs while its tab is shown (over a model's tensors there is nothing to sweep).
+  sweep_.refresh(controller_.settings(), view_.tab == Tab::sweep && !controller_.showing_tensors());
   renderer_.begin_frame();
   refresh_textures();
   blend_textures();
@@ -97,6 +110,9 @@ void Views::draw(float ui_scale) {
     tab("Leakage", Tab::leakage,
         "Absolute-position leakage dR^2 (Ruscio et al.): how much the query position explains beyond the relative "
         "offset, causal beside bidirectional, by position bin, and where in the map it lives.");
+    tab("Sweep", Tab::sweep,
+        "A metric against one or two settings (a phase diagram), every point refined live with common random "
+        "numbers; click a point to set the controls to it.");
     tab("Figure", Tab::figure, "Comparison grids of configurations for papers, exported as PNG, SVG and CSV.");
     ImGui::EndTabBar();
     requested_tab_ = false;

@@ -13,6 +13,7 @@
 
 #include "model/controller.hpp"
 #include "model/figure/figure_workbench.hpp"
+#include "model/sweep/sweep_workbench.hpp"
 #include "window/heatmap.hpp"
 #include "model/lesson/lesson.hpp"
 #include "window/live/live.hpp"
@@ -39,8 +40,10 @@ class Views {
   // the view to the window, the figure to the workbench. A failed load changes nothing.
   void apply_preset(const Preset& p);
   bool load_preset(const std::string& path, std::string& error);
-  Preset current_preset() const { return figure_.preset(controller_.settings(), view_); }
+  // The live settings and view, the figure, and the sweep when the Sweep tab is shown.
+  Preset current_preset() const;
   FigureWorkbench& figure() { return figure_; }
+  SweepWorkbench& sweep() { return sweep_; }
   // A real model's tensor folder (tensor_analysis.hpp): analysed and shown in every tab instead of
   // the simulation. A folder that fails to open changes nothing; `error` says why.
   bool open_tensors(const std::string& folder, std::string& error);
@@ -101,6 +104,7 @@ class Views {
   int shown_restart_ = -1;
   double first_heatmap_s_ = -1;
   FigureWorkbench figure_;
+  SweepWorkbench sweep_;  // wakes the window's loop when a sweep has a new state
   LeakageTab leakage_;
   std::optional<LessonPlayer> lesson_;
   bool presenting_ = false;

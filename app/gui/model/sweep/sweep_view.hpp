@@ -1,0 +1,63 @@
+// What the Sweep tab sweeps and shows (issue 32), with no window: the metric, one or two swept settings with
+// their values as text (the CLI's --vary forms), the layer, the target SE, the contour levels; its JSON in
+// presets; and the plan that turns it and the live settings into the sweep's points (core/run/sweep_spec.hpp).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/settings.hpp"
+#include "core/run/sweep_spec.hpp"
+
+namespace maskscope::gui {
+
+struct SweepAxisText {
+  std::string key;     // a setting key ("alpha", "init_std")
+  std::string values;  // "a,b,c", "START:STOP:COUNT" or "START:STOP:COUNTlog"
+  bool operator==(const SweepAxisText&) const = default;
+};
+
+struct SweepView {
+  std::string title;                                           // the chart's title; empty: made from the sweep
+  std::string metric = "rp";                                   // parse_sweep_metric's names ("rp", "score:9,0", ...)
+  std::vector<SweepAxisText> axes = {{"alpha", "0:0.95:20"}};  // one or two
+  int layer = 0;             // 0: every layer (one line each); else that layer. Heat maps show one layer (0: the last)
+  double target_se = 0.002;  // a point stops once the metric's SE is at most this in every layer; 0: to the cap
+  std::int64_t samples = 100000;     // each point's cap
+  std::string contours = "0.5,0.6";  // heat maps: contour levels, comma separated (may be empty)
+  bool operator==(const SweepView&) const = default;
+};
+
+// Limits of the tab's own settings (the axes' limits are the CLI's: kSweepMaxValues, kSweepMaxPoints).
+struct SweepViewLimits {
+  static constexpr double se_max = 1.0;
+  static constexpr std::int64_t samples_max = 10'000'000;
+  static constexpr std::size_t contours_max = 8;
+};
+
+// The settings the tab offers to sweep (issue 32's list), in menu order.
+const std::vector<std::string>& sweepable_keys();
+// A sensible first range for a setting when the user picks it ("0:1:21" for alpha, "4:1024:9log" for d).
+std::string default_axis_values(const std::string& key);
+// Whether the setting's values are names or 0/1 (lines per value, never a log axis or a heat map axis).
+bool categorical_setting(const std::string& key);
+
+nlohmann::json sweep_view_to_json(const SweepView& v);
+// Strict: unknown keys, wrong types and values out of range throw std::runtime_error naming the key
+// ("sweep.axes[1].values: ..."). The axes and metric are checked as the CLI checks --vary and --metric.
+SweepView sweep_view_from_json(const nlohmann::json& j, const std::string& where = "sweep");
+
+// The points of a sweep of `v` over the live settings (their samples replaced by v.samples), or why not.
+struct SweepPlan {
+  std::vector<SweepAxis> axes;
+  SweepMetric metric;
+  std::vector<Settings> points;
+  std::vector<double> contours;
+  std::string error;  // non-empty: no points; names the field and its valid range
+};
+SweepPlan plan_sweep(const SweepView& v, const Settings& live);
+
+}  // namespace maskscope::gui
