@@ -34,6 +34,9 @@ shot metrics --tab metrics --set model=random_weights --set n=22 --set d=384 --s
   --set samples=1000
 # The Leakage tab at LN-recency's setting, with its bidirectional twin run (draft sample count).
 shot leakage --preset leakage-ln-recency --tab leakage --samples 20000
+# The Sweep tab: the phase diagram of layer-4 RP over alpha and d (README) and the LN-recency Fig. 5 curve.
+shot sweep --preset sweep-ln-recency-phase
+shot sweep-lines --preset sweep-ln-recency-fig5
 # The Figure tab: LN-recency Fig. 1 (draft sample count instead of the paper's 10^7).
 shot figure --preset ln-recency-fig1 --samples 200000
 # A lesson step in the window, and a step of another lesson in presentation mode.

@@ -258,9 +258,13 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
     if (o.preset)
       for (auto& r : o.preset->figure.rows) r.settings.samples = *samples;
   }
-  if (!o.export_dir.empty() && o.preset && o.preset->figure.rows.empty())
-    errors.push_back("--export-figure: preset '" + o.preset->name + "' has no figure rows");
-  if (!o.export_dir.empty() && !preset_given) errors.push_back("--export-figure needs --preset with a figure (rows)");
+  // On the Sweep tab --export-figure exports the preset's sweep; elsewhere its figure.
+  const bool sweep_export = o.preset && o.preset->sweep && o.view.tab == Tab::sweep;
+  if (!o.export_dir.empty() && o.preset && o.preset->figure.rows.empty() && !sweep_export)
+    errors.push_back("--export-figure: preset '" + o.preset->name + "' has no figure rows" +
+                     (o.preset->sweep ? " (its sweep exports with --tab sweep)" : ""));
+  if (!o.export_dir.empty() && !preset_given)
+    errors.push_back("--export-figure needs --preset with a figure (rows) or a sweep (on --tab sweep)");
   if (!o.tensors_dir.empty()) {  // checked here (headers only), so a bad folder never opens a window
     try {
       open_tensors(o.tensors_dir);

@@ -121,8 +121,11 @@ bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
     last_restart_seen_ = controller_.restarts();
   }
   FigureWorkbench& figure = views_.figure();
-  if (exporting_ && !exported_ && figure.complete()) {
-    const ExportResult r = figure.export_now(options_.export_dir, views_.current_preset());
+  // On the Sweep tab --export-figure exports the sweep (sweep.png, .svg, .csv, preset.json) once it is done.
+  const bool sweep_tab = views_.options().tab == Tab::sweep;
+  if (exporting_ && !exported_ && (sweep_tab ? views_.sweep().complete() : figure.complete())) {
+    const ExportResult r = sweep_tab ? views_.sweep().export_now(options_.export_dir, views_.current_preset())
+                                     : figure.export_now(options_.export_dir, views_.current_preset());
     exported_ = true;
     if (r.ok) {
       std::printf("maskscope: exported %zu files to %s (PNG %dx%d)\n", r.files.size(), options_.export_dir.c_str(),
@@ -133,7 +136,6 @@ bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
     }
   }
   // On the Sweep tab the sweep is what is waited for (the live run goes on beside it, at its own pace).
-  const bool sweep_tab = views_.options().tab == Tab::sweep;
   const bool done = exporting_  ? exported_
                     : sweep_tab ? views_.sweep().complete()
                                 : views_.showing_final_snapshot() && figure.complete();

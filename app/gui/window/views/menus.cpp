@@ -20,7 +20,10 @@ void Views::apply_preset(const Preset& p) {
   view_.light_theme = light;  // the theme is the user's, not the figure's
   requested_tab_ = true;
   figure_.load(p);
-  if (p.sweep) sweep_.view() = *p.sweep;
+  if (p.sweep) {
+    sweep_.view() = *p.sweep;
+    sweep_.export_options() = p.export_options;
+  }
 }
 
 bool Views::load_preset(const std::string& path, std::string& error) {
