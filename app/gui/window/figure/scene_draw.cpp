@@ -76,7 +76,30 @@ void draw_scene(ImDrawList* dl, const Scene& scene, ImVec2 o, float s) {
         dl->AddConvexPolyFilled(pts.data(), int(pts.size()), to_u32(p->color));
         continue;
       }
-      dl->AddPolyline(pts.data(), int(pts.size()), to_u32(p->color), 0, std::max(1.0f, p->width * s));
+      const float width = std::max(1.0f, p->width * s);
+      if (!p->dashed) {
+        dl->AddPolyline(pts.data(), int(pts.size()), to_u32(p->color), 0, width);
+        continue;
+      }
+      // Dashes of 4 and gaps of 3 scene units, as the SVG and PNG back ends draw them, carried across vertices.
+      const float on = 4 * s, off = 3 * s;
+      float phase = 0;  // distance into the current dash + gap period
+      for (std::size_t k = 1; k < pts.size(); ++k) {
+        const ImVec2 a = pts[k - 1], e = pts[k];
+        const float len = std::hypot(e.x - a.x, e.y - a.y);
+        float at = 0;
+        while (at < len) {
+          const bool drawing = phase < on;
+          const float step = std::min(len - at, drawing ? on - phase : on + off - phase);
+          if (drawing && len > 0) {
+            const float t0 = at / len, t1 = (at + step) / len;
+            dl->AddLine(ImVec2(a.x + (e.x - a.x) * t0, a.y + (e.y - a.y) * t0),
+                        ImVec2(a.x + (e.x - a.x) * t1, a.y + (e.y - a.y) * t1), to_u32(p->color), width);
+          }
+          at += step;
+          phase = std::fmod(phase + step, on + off);
+        }
+      }
     } else if (const auto* m = std::get_if<SceneMarker>(&item)) {
       dl->AddCircleFilled(P(m->x, m->y), std::max(1.5f, m->radius * s), to_u32(m->fill));
     }
