@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
@@ -15,6 +16,11 @@
 #include "core/run/resources.hpp"
 
 namespace maskscope::cli {
+
+namespace {
+// --allow-nonfinite (AnalyzeFlags in commands.hpp has no field for it yet).
+bool allow_nonfinite = false;
+}  // namespace
 
 CLI::App* add_analyze(CLI::App& app, AnalyzeFlags& a) {
   auto* analyze = app.add_subcommand("analyze",
@@ -28,6 +34,10 @@ CLI::App* add_analyze(CLI::App& app, AnalyzeFlags& a) {
           "--layers", a.layers,
           "analyse only these layers, e.g. 1,2,30-32 (default: all); a big model's memory grows with the layers")
       ->allow_extra_args(false);
+  analyze
+      ->add_flag("--allow-nonfinite", allow_nonfinite,
+                 "leave out the prompts holding NaN or infinite values (and say how many) instead of refusing them")
+      ->disable_flag_override();
   return analyze;
 }
 
@@ -50,21 +60,22 @@ int cmd_analyze(AnalyzeFlags& a) {
               << " available. Analyse fewer layers (--layers) or export shorter prompts.\n";
     return kExitInvalid;
   }
+  t.allow_nonfinite = allow_nonfinite;
   const auto t0 = std::chrono::steady_clock::now();
-  Snapshot snap = analyze_tensors(t);
+  AnalysisReport report;
+  Snapshot snap;
+  try {
+    snap = analyze_tensors(t, nullptr, &report);  // refuses NaN and infinities unless --allow-nonfinite
+  } catch (const std::runtime_error& e) {
+    std::cerr << "maskscope-cli: analyze refused: " << e.what() << "\n";
+    return kExitInvalid;
+  }
   snap.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (report.nonfinite.values > 0)  // said even with --quiet: the numbers cover fewer prompts than given
+    std::cerr << "maskscope-cli: analyze left out " << report.nonfinite.prompts << " of " << t.P
+              << " prompts: " << nonfinite_text(report.nonfinite, t.P) << "\n";
   nlohmann::json j = snapshot_to_json(snap);
-  j["config"] = {{"source", "tensors"},
-                 {"folder", a.folder},
-                 {"model", t.model},
-                 {"mask", mask_to_string(tensor_settings(t))},
-                 {"prompts", t.P},
-                 {"layers", t.L},
-                 {"analysed_layers", t.analysed_layers()},
-                 {"heads", t.H},
-                 {"n", t.T},
-                 {"d", t.d > 0 ? nlohmann::json(t.d) : nlohmann::json(nullptr)},
-                 {"weights", t.weights ? "given" : "softmax of the logits"}};
+  j["config"] = tensor_config_json(t, &report.nonfinite);
   j["maskscope_version"] = kVersion;
   if (!a.quiet)
     std::fprintf(stderr, "analyze: %d prompts, %d of %d layers x %d heads, T = %d in %.2f s\n", t.P,

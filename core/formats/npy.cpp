@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -39,10 +40,48 @@ float half_to_float(std::uint16_t h) {
   return std::bit_cast<float>(bits);
 }
 
+std::string escape_bytes(std::string_view text) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  auto escape = [&](unsigned char c) {
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += char(c);
+      ++i;
+      continue;
+    }
+    // A whole UTF-8 sequence (no overlong forms, surrogates or values past U+10FFFF) stays as it is.
+    const std::size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool valid = len > 0 && i + len <= text.size();
+    for (std::size_t k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    if (valid && len >= 3) {
+      const auto c1 = static_cast<unsigned char>(text[i + 1]);
+      if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0) || (c == 0xf0 && c1 < 0x90) ||
+          (c == 0xf4 && c1 >= 0x90))
+        valid = false;
+    }
+    if (!valid) {
+      escape(c);
+      ++i;
+      continue;
+    }
+    out.append(text.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
 namespace {
 
+// Every message quotes bytes of the file (its header) or of a manifest (the file's name): escaped.
 [[noreturn]] void refuse(const std::string& path, const std::string& name, const std::string& what) {
-  throw std::runtime_error(path + ": array '" + name + "': " + what);
+  throw std::runtime_error(escape_bytes(path + ": array '" + name + "': " + what));
 }
 
 // The value of `key` in the header dict's text, e.g. 'descr': '<f4' -> <f4 (quotes removed).
@@ -68,7 +107,13 @@ std::string dict_value(const std::string& header, const std::string& key) {
 
 }  // namespace
 
-NpyArray::NpyArray(const std::string& path, const std::string& name) : path_(path) {
+NpyArray::NpyArray(const void* data, NpyType type, std::vector<std::int64_t> shape, const std::string& name)
+    : name_(name), type_(type), shape_(std::move(shape)), data_(static_cast<const unsigned char*>(data)) {
+  elements_ = 1;
+  for (std::int64_t v : shape_) elements_ *= std::size_t(v);
+}
+
+NpyArray::NpyArray(const std::string& path, const std::string& name) : path_(path), name_(name) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) refuse(path, name, std::string("cannot be opened (") + std::strerror(errno) + ")");
   struct stat st {};

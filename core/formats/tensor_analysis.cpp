@@ -21,14 +21,52 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// `where` is a file (empty for arrays in memory); messages quote a manifest's and a header's bytes: escaped.
 [[noreturn]] void refuse(const std::string& where, const std::string& what) {
-  throw std::runtime_error(where + ": " + what);
+  throw std::runtime_error(escape_bytes(where.empty() ? what : where + ": " + what));
 }
 
 std::string shape_text(const std::vector<std::int64_t>& s) {
   std::string t = "[";
   for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
   return t + "]";
+}
+
+// The arrays' shapes against each other and maskscope's limits; `mask_where` names where the mask came from
+// (the manifest; empty for arrays in memory).
+void check_shapes(TensorSet& t, const std::string& mask_where) {
+  const auto& ls = t.logits->shape();
+  if (ls.size() != 5 || ls[3] != ls[4])
+    refuse(t.logits->path(), "array 'logits' has shape " + shape_text(ls) + "; expected [P, L, H, T, T]");
+  t.P = int(ls[0]);
+  t.L = int(ls[1]);
+  t.H = int(ls[2]);
+  t.T = int(ls[3]);
+  if (t.P < 1 || t.L < 1 || t.H < 1 || t.T < 1)
+    refuse(t.logits->path(), "array 'logits' has an empty dimension: " + shape_text(ls));
+  if (t.T > Limits::n_max)
+    refuse(t.logits->path(), "array 'logits': T = " + std::to_string(t.T) + " tokens; maskscope analyses at most " +
+                                 std::to_string(Limits::n_max) + " positions (export shorter prompts)");
+  if (t.H > Limits::heads_max)
+    refuse(t.logits->path(),
+           "array 'logits': H = " + std::to_string(t.H) + " heads; at most " + std::to_string(Limits::heads_max));
+  if (ls[1] > 1024 || ls[0] > (std::int64_t(1) << 31))
+    refuse(t.logits->path(), "array 'logits' shape " + shape_text(ls) + " is too large");
+  if (t.weights && t.weights->shape() != ls)
+    refuse(t.weights->path(),
+           "array 'weights' has shape " + shape_text(t.weights->shape()) + "; expected the logits' " + shape_text(ls));
+  if (t.hidden) {
+    const auto& hs = t.hidden->shape();
+    if (hs.size() != 4 || hs[0] != ls[0] || hs[1] != ls[1] + 1 || hs[2] != ls[3] || hs[3] < 1)
+      refuse(t.hidden->path(), "array 'hidden' has shape " + shape_text(hs) + "; expected [P, L+1, T, d] = [" +
+                                   std::to_string(t.P) + ", " + std::to_string(t.L + 1) + ", " + std::to_string(t.T) +
+                                   ", d]");
+    if (hs[3] > (1 << 20)) refuse(t.hidden->path(), "array 'hidden': d = " + std::to_string(hs[3]) + " is too large");
+    t.d = int(hs[3]);
+  }
+  if (t.mask == MaskKind::window && (t.window < 1 || t.window > t.T))
+    refuse(mask_where, std::string(mask_where.empty() ? "mask" : "\"mask\"") + " window:" + std::to_string(t.window) +
+                           " must have W in [1, T] = [1, " + std::to_string(t.T) + "]");
 }
 
 }  // namespace
@@ -78,38 +116,21 @@ TensorSet open_tensors(const std::string& folder) {
   t.logits = array("logits", "logits.npy", true);
   t.weights = array("weights", "weights.npy", false);
   t.hidden = array("hidden", "hidden.npy", false);
-  const auto& ls = t.logits->shape();
-  if (ls.size() != 5 || ls[3] != ls[4])
-    refuse(t.logits->path(), "array 'logits' has shape " + shape_text(ls) + "; expected [P, L, H, T, T]");
-  t.P = int(ls[0]);
-  t.L = int(ls[1]);
-  t.H = int(ls[2]);
-  t.T = int(ls[3]);
-  if (t.P < 1 || t.L < 1 || t.H < 1 || t.T < 1)
-    refuse(t.logits->path(), "array 'logits' has an empty dimension: " + shape_text(ls));
-  if (t.T > Limits::n_max)
-    refuse(t.logits->path(), "array 'logits': T = " + std::to_string(t.T) + " tokens; maskscope analyses at most " +
-                                 std::to_string(Limits::n_max) + " positions (export shorter prompts)");
-  if (t.H > Limits::heads_max)
-    refuse(t.logits->path(),
-           "array 'logits': H = " + std::to_string(t.H) + " heads; at most " + std::to_string(Limits::heads_max));
-  if (ls[1] > 1024 || ls[0] > (std::int64_t(1) << 31))
-    refuse(t.logits->path(), "array 'logits' shape " + shape_text(ls) + " is too large");
-  if (t.weights && t.weights->shape() != ls)
-    refuse(t.weights->path(),
-           "array 'weights' has shape " + shape_text(t.weights->shape()) + "; expected the logits' " + shape_text(ls));
-  if (t.hidden) {
-    const auto& hs = t.hidden->shape();
-    if (hs.size() != 4 || hs[0] != ls[0] || hs[1] != ls[1] + 1 || hs[2] != ls[3] || hs[3] < 1)
-      refuse(t.hidden->path(), "array 'hidden' has shape " + shape_text(hs) + "; expected [P, L+1, T, d] = [" +
-                                   std::to_string(t.P) + ", " + std::to_string(t.L + 1) + ", " + std::to_string(t.T) +
-                                   ", d]");
-    if (hs[3] > (1 << 20)) refuse(t.hidden->path(), "array 'hidden': d = " + std::to_string(hs[3]) + " is too large");
-    t.d = int(hs[3]);
-  }
-  if (t.mask == MaskKind::window && (t.window < 1 || t.window > t.T))
-    refuse(manifest_path,
-           "\"mask\" window:" + std::to_string(t.window) + " must have W in [1, T] = [1, " + std::to_string(t.T) + "]");
+  check_shapes(t, manifest_path);
+  return t;
+}
+
+TensorSet tensors_from_memory(const TensorMemory& logits, const TensorMemory* weights, const TensorMemory* hidden,
+                              const std::string& mask) {
+  TensorSet t;
+  Settings s;
+  if (!parse_mask(mask, s)) refuse("", "mask '" + mask + "'; valid: causal, bidirectional, window:W");
+  t.mask = s.mask;
+  t.window = s.window;
+  t.logits = std::make_unique<NpyArray>(logits.data, logits.type, logits.shape, "logits");
+  if (weights) t.weights = std::make_unique<NpyArray>(weights->data, weights->type, weights->shape, "weights");
+  if (hidden) t.hidden = std::make_unique<NpyArray>(hidden->data, hidden->type, hidden->shape, "hidden");
+  check_shapes(t, "");
   return t;
 }
 
@@ -165,6 +186,24 @@ Settings tensor_settings(const TensorSet& t) {
   return s;
 }
 
+nlohmann::json tensor_config_json(const TensorSet& t, const NonFinite* left_out) {
+  nlohmann::json c = {{"source", "tensors"},
+                      {"folder", t.folder.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.folder)},
+                      {"model", t.model},
+                      {"mask", mask_to_string(tensor_settings(t))},
+                      {"prompts", t.P},
+                      {"layers", t.L},
+                      {"analysed_layers", t.analysed_layers()},
+                      {"heads", t.H},
+                      {"n", t.T},
+                      {"d", t.d > 0 ? nlohmann::json(t.d) : nlohmann::json(nullptr)},
+                      {"weights", t.weights ? "given" : "softmax of the logits"}};
+  if (left_out && left_out->values > 0)
+    c["left_out"] = {
+        {"prompts", left_out->prompts}, {"nonfinite_values", left_out->values}, {"first", left_out->first}};
+  return c;
+}
+
 std::uint64_t tensor_analysis_bytes(const TensorSet& t) {
   const AccumLayout L(t.T, t.analysed_layers(), t.H, true);
   const std::uint64_t nn = std::uint64_t(t.T) * t.T;
@@ -183,12 +222,14 @@ struct Buffers {
 // (FMA contraction included) is the simulation's. False if cancelled.
 MASKSCOPE_KERNEL_CLONES
 bool accumulate_prompts(const TensorSet& t, const kernel::LayerArgs& la, const KeyRanges& keys,
-                        const AccumLayout& layout, Buffers& b, BlockSums& sums, const std::atomic<bool>* cancel) {
+                        const AccumLayout& layout, Buffers& b, BlockSums& sums, const std::atomic<bool>* cancel,
+                        const std::vector<char>& left_out, std::atomic<std::int64_t>* done) {
   const int n = t.T, H = t.H, d = std::max(1, t.d);
   const std::size_t nn = std::size_t(n) * n;
   const bool hidden = t.hidden != nullptr;
   for (int p = 0; p < t.P; ++p) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
+    if (!left_out.empty() && left_out[std::size_t(p)]) continue;  // holds non-finite values (allow_nonfinite)
     kernel::LayerMetrics lm{};
     if (hidden) {  // layer 0: the embeddings
       t.hidden->read(std::size_t(p) * (t.L + 1) * n * d, std::size_t(n) * d, b.x.data());
@@ -216,14 +257,25 @@ bool accumulate_prompts(const TensorSet& t, const kernel::LayerArgs& la, const K
                                b.inv_norm.data(), lm, sums);
     }
     sums.count += 1;
+    if (done) done->store(sums.count, std::memory_order_relaxed);
   }
   return true;
 }
 
 }  // namespace
 
-Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel) {
-  const Settings s = tensor_settings(t);
+Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel, AnalysisReport* report) {
+  // A model that produced NaN is a finding: refused, or its prompts left out when allowed (find_nonfinite).
+  NonFinite bad = find_nonfinite(t, cancel);
+  if (cancel && cancel->load()) return Snapshot{};
+  if (bad.values > 0 && !t.allow_nonfinite)
+    throw std::runtime_error(nonfinite_text(bad, t.P) +
+                             ". A model that produced them is a finding: look at that prompt and layer, or leave out "
+                             "the prompts holding them (--allow-nonfinite; Python: allow_nonfinite=True)");
+  if (bad.prompts >= t.P)
+    throw std::runtime_error(nonfinite_text(bad, t.P) + ": every prompt holds one, so none is left to analyse");
+  Settings s = tensor_settings(t);
+  s.samples = t.P - bad.prompts;
   const KeyRanges keys = key_ranges(s);
   const AccumLayout layout(t.T, t.analysed_layers(), t.H, true);
   const int n = t.T, H = t.H, d = std::max(1, t.d);
@@ -241,7 +293,10 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel) {
                              &layout};
   BlockSums sums(layout.total());
   const bool hidden = t.hidden != nullptr;
-  if (!accumulate_prompts(t, la, keys, layout, b, sums, cancel)) return Snapshot{};
+  const bool done =
+      accumulate_prompts(t, la, keys, layout, b, sums, cancel, bad.in_prompt, report ? &report->prompts_done : nullptr);
+  if (report) report->nonfinite = std::move(bad);
+  if (!done) return Snapshot{};
   // The same path from sums to numbers as a run: one exact segment, moments, snapshot.
   ExactSums exact(layout.total());
   exact.add(sums);

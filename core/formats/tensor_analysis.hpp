@@ -4,10 +4,16 @@
 //   hidden  [P, L+1, T, d]   hidden states, layer 0 the embeddings (optional)
 // read through memory maps, and turned into a Snapshot by the same per-sample metric and
 // accumulation code as the simulation (layer_sums.hpp): each prompt is one sample, so means are
-// over prompts and standard errors over prompts.
+// over prompts and standard errors over prompts. The same analysis reads arrays already in memory
+// (the Python module's NumPy arrays, tensors_from_memory). Non-finite values are refused before any
+// metric is computed (find_nonfinite), unless the caller allows them: then the prompts holding them are
+// left out.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,9 +36,17 @@ struct TensorSet {
   std::unique_ptr<NpyArray> logits, weights, hidden;
   int P = 0, L = 0, H = 0, T = 0, d = 0;  // d = 0 without hidden states
   std::vector<int> layers;                // the layers to analyse, 1-based, ascending; empty = all L
+  bool allow_nonfinite = false;           // leave out the prompts holding non-finite values instead of refusing
 
   int analysed_layers() const { return layers.empty() ? L : int(layers.size()); }
   int source_layer(int k) const { return layers.empty() ? k + 1 : layers[std::size_t(k)]; }  // 1-based
+};
+
+// Arrays in memory, C order, native little-endian: `data` holds the product of `shape` values of `type`.
+struct TensorMemory {
+  const void* data = nullptr;
+  NpyType type = NpyType::f32;
+  std::vector<std::int64_t> shape;
 };
 
 // Restricts the analysis to some layers: "1,2,32" or ranges "1-4,30-32". Returns "" or what is
@@ -43,6 +57,12 @@ std::string select_layers(TensorSet& t, const std::string& text);
 // Throws std::runtime_error naming the file, the array and what was expected.
 TensorSet open_tensors(const std::string& folder);
 
+// The same checks as open_tensors (shapes, limits, the mask) on arrays in memory, which the caller keeps
+// alive and unchanged while the set is used; `weights` and `hidden` may be null. `mask` as a manifest's
+// ("causal", "bidirectional", "window:W"). Throws std::runtime_error naming the array and what was expected.
+TensorSet tensors_from_memory(const TensorMemory& logits, const TensorMemory* weights, const TensorMemory* hidden,
+                              const std::string& mask);
+
 // The settings under which a tensor set's snapshot is laid out: the random-weight family's layout
 // (heads, embeddings), n = T, layers = the analysed layers, heads = H, d, the mask; samples = P.
 // The snapshot's LayerStats::layer keeps each layer's number in the model.
@@ -51,9 +71,36 @@ Settings tensor_settings(const TensorSet& t);
 // Bytes the analysis needs, about (sums, exact sums, moments and the snapshot).
 std::uint64_t tensor_analysis_bytes(const TensorSet& t);
 
+// The values a model must not have produced, in the cells the analysis reads (every prompt, the analysed
+// layers, hidden layer 0): NaN anywhere, +inf or -inf in weights and hidden states, +inf in logits (-inf
+// is how a model masks a logit, and what the softmax gives weight 0).
+struct NonFinite {
+  std::uint64_t values = 0, nan = 0;  // refused values, and how many of them are NaN
+  std::int64_t prompts = 0;           // prompts holding one or more
+  std::vector<char> in_prompt;        // per prompt: holds one (P entries; empty when values is 0)
+  std::string first;                  // the first one's place, e.g. "logits[3, 1, 0, 5, 2] = NaN (prompt 3, ...)"
+};
+// Every refused value of the analysed cells; an empty result if `cancel` became true.
+NonFinite find_nonfinite(const TensorSet& t, const std::atomic<bool>* cancel = nullptr);
+// "17 non-finite values (12 NaN, 5 infinite) in 2 of 8 prompts; the first: logits[...] = NaN (prompt 3, ...)".
+std::string nonfinite_text(const NonFinite& f, int prompts);
+
+// What an analysis reports while and after it runs.
+struct AnalysisReport {
+  std::atomic<std::int64_t> prompts_done{0};  // prompts accumulated so far (progress, read from any thread)
+  NonFinite nonfinite;                        // the refused values (left out when allow_nonfinite)
+};
+
 // Every metric of the simulation on the tensors. Without hidden states the cosines, norms and
-// adjacency are NaN. Returns an empty snapshot (samples_done 0) if `cancel` became true.
-Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel = nullptr);
+// adjacency are NaN. Returns an empty snapshot (samples_done 0) if `cancel` became true. Throws
+// std::runtime_error on non-finite values (nonfinite_text and how to go on) unless t.allow_nonfinite, which
+// leaves out the prompts holding them (throwing only if that leaves none); `report` (optional) says which.
+Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel = nullptr,
+                         AnalysisReport* report = nullptr);
+
+// The "config" of `maskscope-cli analyze`'s JSON (and of the Python module's analyze): source, folder,
+// model, mask, prompts, layers, analysed_layers, heads, n, d, weights; `left_out` adds the prompts left out.
+nlohmann::json tensor_config_json(const TensorSet& t, const NonFinite* left_out = nullptr);
 
 // Writes traces (SampleTrace, one per sample) of a run as a tensor folder with manifest.json:
 // the round trip of `maskscope-cli run --save-tensors`. False with `error` on failure.

@@ -1,0 +1,97 @@
+// The non-finite values of a tensor set (tensor_analysis.hpp's find_nonfinite): a model that produced NaN
+// is a finding the user must see, so the analysis refuses them, naming the first and the count.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/formats/tensor_analysis.hpp"
+
+namespace maskscope {
+
+namespace {
+
+// The cells the analysis reads are scanned in the order it reads them (prompt, then hidden layer 0, then
+// each analysed layer's logits, weights and hidden states), in chunks converted to float as the analysis
+// converts them (a float64 too large for float32 is +inf there too).
+class Scanner {
+ public:
+  Scanner(const TensorSet& t, const std::atomic<bool>* cancel) : t_(t), cancel_(cancel), buffer_(kChunk) {}
+
+  NonFinite run() {
+    for (int p = 0; p < t_.P; ++p) {
+      if (cancel_ && cancel_->load(std::memory_order_relaxed)) return {};
+      const std::uint64_t before = f_.values;
+      const std::size_t T = std::size_t(t_.T), d = std::size_t(t_.d), block = std::size_t(t_.H) * T * T;
+      if (t_.hidden) scan(*t_.hidden, std::size_t(p) * (t_.L + 1) * T * d, T * d, true);
+      for (int k = 0; k < t_.analysed_layers(); ++k) {
+        const std::size_t l = std::size_t(t_.source_layer(k) - 1);
+        scan(*t_.logits, (std::size_t(p) * t_.L + l) * block, block, false);
+        if (t_.weights) scan(*t_.weights, (std::size_t(p) * t_.L + l) * block, block, true);
+        if (t_.hidden) scan(*t_.hidden, (std::size_t(p) * (t_.L + 1) + l + 1) * T * d, T * d, true);
+      }
+      if (f_.values > before) {
+        if (f_.in_prompt.empty()) f_.in_prompt.assign(std::size_t(t_.P), 0);
+        f_.in_prompt[std::size_t(p)] = 1;
+        ++f_.prompts;
+      }
+    }
+    return f_;
+  }
+
+ private:
+  static constexpr std::size_t kChunk = 1 << 16;
+
+  // Values [first, first + count) of `a`; `minus_inf` says whether -inf is refused there too.
+  void scan(const NpyArray& a, std::size_t first, std::size_t count, bool minus_inf) {
+    for (std::size_t at = 0; at < count; at += kChunk) {
+      const std::size_t n = std::min(kChunk, count - at);
+      a.read(first + at, n, buffer_.data());
+      for (std::size_t i = 0; i < n; ++i) {
+        const float v = buffer_[i];
+        if (std::isfinite(v) || (!minus_inf && v < 0 && std::isinf(v))) continue;
+        ++f_.values;
+        if (std::isnan(v)) ++f_.nan;
+        if (f_.first.empty()) f_.first = place(a, first + at + i, v);
+      }
+    }
+  }
+
+  // "logits[3, 1, 0, 5, 2] = NaN (prompt 3, layer 2, head 0, i 5, j 2)": NumPy's indices, the layer's number.
+  static std::string place(const NpyArray& a, std::size_t flat, float v) {
+    const auto& shape = a.shape();
+    std::vector<std::int64_t> index(shape.size());
+    for (std::size_t k = shape.size(); k-- > 0;) {
+      index[k] = std::int64_t(flat % std::size_t(shape[k]));
+      flat /= std::size_t(shape[k]);
+    }
+    std::string text = a.name() + "[";
+    for (std::size_t k = 0; k < index.size(); ++k) text += (k ? ", " : "") + std::to_string(index[k]);
+    text += std::string("] = ") + (std::isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf");
+    auto at = [&](std::size_t k) { return std::to_string(index[k]); };
+    if (a.name() == "hidden")
+      text += " (prompt " + at(0) + ", layer " + at(1) + (index[1] == 0 ? " = the embeddings" : "") + ", token " +
+              at(2) + ", coordinate " + at(3) + ")";
+    else
+      text += " (prompt " + at(0) + ", layer " + std::to_string(index[1] + 1) + ", head " + at(2) + ", i " + at(3) +
+              ", j " + at(4) + ")";
+    return text;
+  }
+
+  const TensorSet& t_;
+  const std::atomic<bool>* cancel_;
+  std::vector<float> buffer_;
+  NonFinite f_;
+};
+
+}  // namespace
+
+NonFinite find_nonfinite(const TensorSet& t, const std::atomic<bool>* cancel) { return Scanner(t, cancel).run(); }
+
+std::string nonfinite_text(const NonFinite& f, int prompts) {
+  return std::to_string(f.values) + " non-finite value" + (f.values == 1 ? "" : "s") + " (" + std::to_string(f.nan) +
+         " NaN, " + std::to_string(f.values - f.nan) + " infinite) in " + std::to_string(f.prompts) + " of " +
+         std::to_string(prompts) + " prompts; the first: " + f.first;
+}
+
+}  // namespace maskscope
