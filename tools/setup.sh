@@ -10,6 +10,7 @@ packages=(
   librandom123-dev
   libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
+  pybind11-dev python3-pybind11 python3-pytest python3-matplotlib jupyter-nbconvert python3-ipykernel
   xvfb xauth libgl1-mesa-dri libglx-mesa0
 )
 missing=()

@@ -1,0 +1,186 @@
+"""Results as Python objects: a run's or an analysis's layers with their numbers, NumPy maps and standard errors,
+read from the core's snapshot (the names are the keys of the CLI's JSON; to_dict() is that JSON)."""
+
+import functools
+import json
+
+import numpy as np
+
+
+class Head:
+    """One attention head of a random-weight or real-model layer: its RP, leakage and maps."""
+
+    def __init__(self, snap, index, head):
+        self._snap, self._index, self.head = snap, index, head
+        self._scalars = snap.head_scalars(index, head)
+
+    rp = property(lambda self: self._scalars["rp"], doc="recency probability of this head's logits (ties 1/2)")
+    rp_se = property(lambda self: self._scalars["rp_se"], doc="standard error of rp")
+    rp_ties = property(lambda self: self._scalars["rp_ties"], doc="share of RP's comparisons that were ties")
+    delta_r2 = property(lambda self: self._scalars["delta_r2"], doc="absolute-position leakage dR^2 of its logits")
+    delta_r2_se = property(lambda self: self._scalars["delta_r2_se"], doc="standard error of delta_r2")
+
+    def _map(self, name):
+        return self._snap.map(self._index, name, self.head)
+
+    score_mean = functools.cached_property(lambda self: self._map("score_mean"))
+    score_se = functools.cached_property(lambda self: self._map("score_se"))
+    weight_mean = functools.cached_property(lambda self: self._map("weight_mean"))
+    weight_se = functools.cached_property(lambda self: self._map("weight_se"))
+
+    def __repr__(self):
+        return f"<maskscope.Head {self.head}: rp {self.rp:.6g} +- {self.rp_se:.2g}>"
+
+
+def _scalar(name, doc):
+    return property(lambda self: self._scalars[name], doc=doc)
+
+
+def _array(name, doc):
+    p = functools.cached_property(lambda self: self._snap.map(self._index, name))
+    p.__doc__ = doc
+    return p
+
+
+class Layer:
+    """One layer of a result (number 1..L; 0 is the random-weight family's embeddings).
+
+    Numbers: rp, adjacency, norm_adjacency (each with _se and _ties), delta_r2 (with _se, the logits'
+    leakage dR^2), weight_delta_r2; ties gives the three tie shares as a dict. Maps (n x n NumPy arrays,
+    row i the query, column j the key, NaN where masked): score_mean, weight_mean, cosine_mean and their
+    _se arrays, score_diag_normalized. Vectors: norm_mean, norm_se, and h / h_se (LN-recency's h(j): the
+    inverse of the mean norm of x_j after this layer). NaN where a metric does not exist (n < 3, or no
+    hidden states in an analysis).
+    """
+
+    def __init__(self, snap, index):
+        self._snap, self._index = snap, index
+        self._scalars = snap.scalars(index)
+
+    number = _scalar("layer", "the layer's number: 1..L, 0 for the embeddings")
+    rp = _scalar("rp", "recency probability RP of the logits: P(S_ik > S_ij) over i > k > j, ties 1/2")
+    rp_se = _scalar("rp_se", "standard error of rp")
+    rp_ties = _scalar("rp_ties", "share of RP's comparisons that were ties")
+    adjacency = _scalar("adjacency", "adjacency score of the output cosines (Zuo et al.), ties 1/2")
+    adjacency_se = _scalar("adjacency_se", "standard error of adjacency")
+    adjacency_ties = _scalar("adjacency_ties", "share of adjacency's comparisons that were ties")
+    norm_adjacency = _scalar("norm_adjacency", "adjacency of the output norms (docs/model.md section 7)")
+    norm_adjacency_se = _scalar("norm_adjacency_se", "standard error of norm_adjacency")
+    norm_adjacency_ties = _scalar("norm_adjacency_ties", "share of norm adjacency's comparisons that were ties")
+    delta_r2 = _scalar("delta_r2", "absolute-position leakage dR^2 of the logits (Ruscio et al. Sec. 3)")
+    delta_r2_se = _scalar("delta_r2_se", "standard error of delta_r2")
+    weight_delta_r2 = _scalar("weight_delta_r2", "leakage dR^2 of the attention weights")
+    weight_delta_r2_se = _scalar("weight_delta_r2_se", "standard error of weight_delta_r2")
+    delta_r2_bins = _scalar("delta_r2_bins", "dR^2 by query-position bins: [{'from', 'to', 'delta_r2'}]")
+
+    @property
+    def ties(self):
+        """The tie shares of rp, adjacency and norm_adjacency (a collapsed representation has many)."""
+        return {k: self._scalars[k + "_ties"] for k in ("rp", "adjacency", "norm_adjacency")}
+
+    score_mean = _array("score_mean", "mean logits S (n x n, NaN where masked)")
+    score_se = _array("score_se", "standard errors of score_mean")
+    weight_mean = _array("weight_mean", "mean attention weights A (n x n, NaN where masked)")
+    weight_se = _array("weight_se", "standard errors of weight_mean")
+    cosine_mean = _array("cosine_mean", "mean cosine similarities of the outputs (n x n, symmetric)")
+    cosine_se = _array("cosine_se", "standard errors of cosine_mean")
+    score_diag_normalized = _array("score_diag_normalized", "score_mean less each diagonal's mean (Behind RoPE)")
+
+    @functools.cached_property
+    def norm_mean(self):
+        """mean norm ||x_j|| of the layer's output at each position j (n)"""
+        return self._snap.vector(self._index, "norm_mean")
+
+    @functools.cached_property
+    def norm_se(self):
+        """standard errors of norm_mean"""
+        return self._snap.vector(self._index, "norm_se")
+
+    @functools.cached_property
+    def h(self):
+        """h(j) as LN-recency plots it: 1 / mean ||x_j|| (n; NaN where the norm is 0); compare with h_of_j_theory"""
+        m = self.norm_mean
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(m > 0, 1.0 / m, np.nan)
+
+    @functools.cached_property
+    def h_se(self):
+        """standard errors of h by the delta method: norm_se / norm_mean^2"""
+        m = self.norm_mean
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(m > 0, self.norm_se / (m * m), np.nan)
+
+    @functools.cached_property
+    def heads(self):
+        """each head's numbers and maps (random weights and real models; empty for the parameter-free model)"""
+        return [Head(self._snap, self._index, h) for h in range(self._scalars["heads"])]
+
+    def __repr__(self):
+        if self.number == 0:
+            return f"<maskscope.Layer 0 (the embeddings): adjacency {self.adjacency:.6g} +- {self.adjacency_se:.2g}>"
+        return f"<maskscope.Layer {self.number}: rp {self.rp:.6g} +- {self.rp_se:.2g}>"
+
+
+class Layers:
+    """A result's layers, indexed by their numbers as the papers and the CLI's JSON number them (layers[1] is
+    layer 1; an analysis of some layers keeps the model's numbers). Iterating gives them in order."""
+
+    def __init__(self, snap):
+        self._layers = [Layer(snap, i) for i in range(snap.layer_count)]
+        self._by_number = {l.number: l for l in self._layers}
+        self._embeddings = Layer(snap, -1) if snap.has_embeddings else None
+
+    def __getitem__(self, number):
+        if number == 0 and self._embeddings is not None:
+            return self._embeddings
+        try:
+            return self._by_number[number]
+        except (KeyError, TypeError):
+            raise IndexError(f"no layer {number!r}; the layers are {self.numbers}"
+                             + (" (0: the embeddings)" if self._embeddings else "")) from None
+
+    def __iter__(self):
+        return iter(self._layers)
+
+    def __len__(self):
+        return len(self._layers)
+
+    @property
+    def numbers(self):
+        return [l.number for l in self._layers]
+
+    def __repr__(self):
+        return f"<maskscope.Layers {self.numbers}>"
+
+
+class Result:
+    """A run's or an analysis's result: layers (by number), embeddings (layer 0 of the random-weight family and of
+    models with hidden states, else None), samples done, elapsed_s, settings, and to_dict(), the CLI's JSON."""
+
+    def __init__(self, snap, left_out=None):
+        self._snap = snap
+        self.layers = Layers(snap)
+        self.embeddings = self.layers._embeddings
+        self.left_out = left_out  # analyze with allow_nonfinite: the prompts left out, else None
+
+    samples = property(lambda self: self._snap.samples, doc="samples (prompts, in an analysis) done")
+    elapsed_s = property(lambda self: self._snap.elapsed_s, doc="seconds the core took")
+    samples_per_s = property(lambda self: self._snap.samples_per_s, doc="samples per second (a run)")
+    finished = property(lambda self: self._snap.finished, doc="reached its samples")
+
+    @functools.cached_property
+    def settings(self):
+        """the settings as the CLI's JSON config spells them"""
+        return json.loads(self._snap.settings_json)
+
+    def to_dict(self):
+        """Exactly the JSON `maskscope-cli run` (or `analyze`) writes for this result, as Python objects."""
+        return json.loads(self._snap.json())
+
+    def to_json(self):
+        """The same as JSON text, as the CLI writes it."""
+        return self._snap.json()
+
+    def __repr__(self):
+        rps = ", ".join(f"{l.number}: {l.rp:.4g}" for l in self.layers)
+        return f"<maskscope.Result {self.samples} samples; rp by layer {{{rps}}}>"

@@ -1,0 +1,101 @@
+"""Keywords to settings: every setting of `maskscope-cli run`, from the core's one table (settings_text.hpp).
+
+Python values become the text the CLI would read (ints as digits, floats as their shortest repr, names as
+given, booleans as 0/1) and the core converts and checks that text, so names, ranges and messages are the
+CLI's. A value of the wrong type is a TypeError here; a wrong value is the core's ValueError.
+"""
+
+import inspect
+import numbers
+
+from . import _maskscope as _core
+
+# (flag, key, help, kind, default text) per setting, in the CLI's order; kind is "real", "whole" or "name".
+FLAGS = [tuple(f) for f in _core.setting_flags()]
+KEYS = [f[1] for f in FLAGS]
+_KIND = {f[1]: f[3] for f in FLAGS}
+_BOOLEAN = ("unit_input", "mlp")  # names of 0/1, which also take True/False
+
+
+def _default(key, kind, text):
+    if text == "":
+        return None  # embed_std: follows init_std
+    if key in _BOOLEAN:
+        return text == "1"
+    if kind == "real":
+        return float(text)
+    if kind == "whole":
+        return int(text)
+    return text
+
+
+DEFAULTS = {f[1]: _default(f[1], f[3], f[4]) for f in FLAGS}
+
+
+def key_of(name, caller):
+    """The setting key of a keyword ("init_std"; the flag spelling "init-std" too); TypeError if none."""
+    key = _core.setting_key_of(name)
+    if not key:
+        raise TypeError(f"{caller}() got an unexpected keyword argument '{name}'; the settings are: " + ", ".join(KEYS))
+    return key
+
+
+def value_text(key, value):
+    """A Python value as the CLI's text for setting `key`; TypeError for a wrong type."""
+    kind = _KIND.get(key)
+    if kind is None:  # not a setting: the core names it with the valid ones; any plain value as text
+        if isinstance(value, str):
+            return value
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        if isinstance(value, numbers.Integral):
+            return str(int(value))
+        if isinstance(value, numbers.Real):
+            return repr(float(value))
+        raise TypeError(f"{key}: expected a number or a name, got {type(value).__name__}")
+    if kind == "name":
+        if key in _BOOLEAN:
+            if isinstance(value, bool) or type(value).__name__ == "bool_":
+                return "1" if value else "0"
+            if isinstance(value, numbers.Integral):
+                return str(int(value))
+            if isinstance(value, str):
+                return value
+            raise TypeError(f"{key}: expected True/False or 0/1, got {type(value).__name__} {value!r}")
+        if isinstance(value, str):
+            return value
+        raise TypeError(f"{key}: expected a name (str), got {type(value).__name__} {value!r}")
+    if isinstance(value, bool) or type(value).__name__ == "bool_" or not isinstance(value, numbers.Real):
+        raise TypeError(f"{key}: expected a number, got {type(value).__name__} {value!r}")
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    return repr(float(value))
+
+
+def texts(settings, caller):
+    """{keyword: value} to [(key, text)], each key once; None for embed_std means its default (init_std)."""
+    out, seen = [], {}
+    for name, value in settings.items():
+        key = key_of(name, caller)
+        if key in seen:
+            raise TypeError(f"{caller}() got the setting '{key}' twice ('{seen[key]}' and '{name}')")
+        seen[key] = name
+        if value is None and key == "embed_std":
+            continue
+        out.append((key, value_text(key, value)))
+    return out
+
+
+def signature(extra):
+    """A keyword-only signature of every setting with its default, then `extra` (inspect.Parameter list)."""
+    params = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=DEFAULTS[k]) for k in KEYS]
+    return inspect.Signature(params + list(extra))
+
+
+def settings_doc():
+    """One line per setting: its key, default and the CLI's help (the valid range)."""
+    lines = []
+    for flag, key, help_text, kind, default in FLAGS:
+        shown = "" if default == "" else f" (default {default})"
+        lines.append(f"    {key}: {help_text}{shown}")
+    return "\n".join(lines)
