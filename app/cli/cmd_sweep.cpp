@@ -26,20 +26,11 @@ namespace maskscope::cli {
 
 namespace {
 
-// Memory: every unfinished point keeps its exact sums (48 bytes a value) and its latest picture (16), and
-// up to --threads points run side by side, one thread each (resources.hpp). Empty when it fits.
+// sweep_memory_refusal (sweep_spec.hpp) as the flag's error.
 std::vector<SettingError> memory_errors(const std::vector<Settings>& points, int threads) {
-  std::uint64_t bytes = 0, largest_run = 0;
-  for (const Settings& p : points) {
-    bytes += 64 * accum_layout(p).total();
-    largest_run = std::max(largest_run, estimate_cost(p, 1).memory_bytes);
-  }
-  bytes += std::uint64_t(threads) * largest_run;
-  const std::uint64_t available = available_memory_bytes();
-  if (available > 0 && bytes > available * 8 / 10)
-    return {{"vary", std::to_string(points.size()) + " points need about " + bytes_text(bytes) + "; this machine has " +
-                         bytes_text(available) + " available. Fewer points, or lower n or layers."}};
-  return {};
+  const std::string why = sweep_memory_refusal(points, threads);
+  if (why.empty()) return {};
+  return {{"vary", why}};
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 
 #include "core/model/settings_text.hpp"
 #include "core/model/strict_number.hpp"
+#include "core/run/resources.hpp"
+#include "core/stats/accumulator.hpp"
 #include "core/stats/map.hpp"
 
 namespace maskscope {
@@ -285,6 +287,19 @@ MetricValue metric_value(const LayerStats& l, const SweepMetric& m) {
       return {l.weight_mean(m.i, m.j), l.weight_se(m.i, m.j), none};
   }
   return {none, none, none};
+}
+
+std::string sweep_memory_refusal(const std::vector<Settings>& points, int threads) {
+  std::uint64_t bytes = 0, largest_run = 0;
+  for (const Settings& p : points) {
+    bytes += 64 * accum_layout(p).total();
+    largest_run = std::max(largest_run, estimate_cost(p, 1).memory_bytes);
+  }
+  bytes += std::uint64_t(std::max(threads, 1)) * largest_run;
+  const std::uint64_t available = available_memory_bytes();
+  if (available == 0 || bytes <= available * 8 / 10) return "";
+  return std::to_string(points.size()) + " points need about " + bytes_text(bytes) + "; this machine has " +
+         bytes_text(available) + " available. Fewer points, or lower n or layers.";
 }
 
 }  // namespace maskscope

@@ -36,6 +36,11 @@ SweepAxis parse_sweep_axis(const std::string& spec);
 // `gamma_given`: the base's gamma was set by the user.
 std::vector<Settings> sweep_points(const Settings& base, const std::vector<SweepAxis>& axes, bool gamma_given);
 
+// "" when the sweep fits in memory, else why not ("441 points need about 3.1 GB; this machine has ..."): every
+// unfinished point keeps its exact sums (48 bytes a value) and its latest picture (16), and up to `threads`
+// points run side by side, one thread each (resources.hpp). The CLI, the window and Python refuse with it.
+std::string sweep_memory_refusal(const std::vector<Settings>& points, int threads);
+
 // The point's value of each axis as text (settings_to_json's spelling: "0.25", "layernorm", "window:4").
 std::string axis_value_text(const Settings& s, const std::string& key);
 

@@ -37,20 +37,9 @@ struct PySweep {
   std::int64_t cap = 0;  // each point's samples at most
 };
 
-// As the CLI: every unfinished point keeps its exact sums (48 bytes a value) and its latest picture (16), and
-// up to `threads` points run side by side (cmd_sweep.cpp's memory_errors).
+// As the CLI (sweep_memory_refusal, sweep_spec.hpp).
 void check_memory(const std::vector<Settings>& points, int threads) {
-  std::uint64_t bytes = 0, largest_run = 0;
-  for (const Settings& p : points) {
-    bytes += 64 * accum_layout(p).total();
-    largest_run = std::max(largest_run, estimate_cost(p, 1).memory_bytes);
-  }
-  bytes += std::uint64_t(threads) * largest_run;
-  const std::uint64_t available = available_memory_bytes();
-  if (available > 0 && bytes > available * 8 / 10)
-    throw py::value_error("vary: " + std::to_string(points.size()) + " points need about " + bytes_text(bytes) +
-                          "; this machine has " + bytes_text(available) +
-                          " available. Fewer points, or lower n or layers.");
+  if (std::string why = sweep_memory_refusal(points, threads); !why.empty()) throw py::value_error("vary: " + why);
 }
 
 std::shared_ptr<PySweep> sweep(const std::vector<std::pair<std::string, std::string>>& vary, const SettingTexts& fixed,

@@ -203,34 +203,44 @@ std::string curves_csv(const std::vector<FigureCurve>& curves) {
   return out;
 }
 
+ExportFolder::ExportFolder(std::string dir, ExportResult& res) : dir_(std::move(dir)), res_(res) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec || !fs::is_directory(dir_)) {
+    res_.error = "cannot create folder '" + dir_ + "'" + (ec ? ": " + ec.message() : "");
+    return;
+  }
+  remove_stale_temporaries(dir_);  // what a killed export left here
+}
+
+void ExportFolder::text(const std::string& name, const std::string& content) {
+  if (!ok()) return;
+  if (write_file_atomic((std::filesystem::path(dir_) / name).string(), content, res_.error)) res_.files.push_back(name);
+}
+
+double ExportFolder::png(const std::string& name, const Scene& scene, const ExportOptions& options) {
+  const double scale = options.width > 0 ? double(options.width) / scene.width : options.scale;
+  if (!ok()) return scale;
+  std::string error;
+  if (write_scene_png(scene, scale, (std::filesystem::path(dir_) / name).string(), error)) {
+    res_.files.push_back(name);
+    res_.png_width = int(std::ceil(scene.width * scale - 1e-6));
+    res_.png_height = int(std::ceil(scene.height * scale - 1e-6));
+  } else {
+    res_.error = error;
+  }
+  return scale;
+}
+
 ExportResult export_figure(const FigureData& data, const Preset& preset, const std::string& dir,
                            const ExportOptions& options) {
-  namespace fs = std::filesystem;
   ExportResult res;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    res.error = "cannot create folder '" + dir + "'" + (ec ? ": " + ec.message() : "");
-    return res;
-  }
-  remove_stale_temporaries(dir);  // what a killed export left here
-  auto write = [&](const std::string& name, const std::string& content) {
-    if (!res.error.empty()) return;
-    if (write_file_atomic((fs::path(dir) / name).string(), content, res.error)) res.files.push_back(name);
-  };
-
+  ExportFolder folder(dir, res);
+  if (!folder.ok()) return res;
+  auto write = [&](const std::string& name, const std::string& content) { folder.text(name, content); };
   const Scene scene = layout_figure(data);
-  const double scale = options.width > 0 ? double(options.width) / scene.width : options.scale;
-  {
-    std::string error;
-    if (write_scene_png(scene, scale, (fs::path(dir) / "figure.png").string(), error)) {
-      res.files.push_back("figure.png");
-      res.png_width = int(std::ceil(scene.width * scale - 1e-6));
-      res.png_height = int(std::ceil(scene.height * scale - 1e-6));
-    } else {
-      res.error = error;
-    }
-  }
+  const double scale = folder.png("figure.png", scene, options);
   write("figure.svg", scene_to_svg(scene));
 
   // Numbers: one CSV per panel (and per curve panel), described in figure.json.

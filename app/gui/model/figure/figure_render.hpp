@@ -85,6 +85,23 @@ struct ExportResult {
   std::vector<std::string> files;  // written, relative to the folder
   int png_width = 0, png_height = 0;
 };
+// Writing an export's files into a folder: created if needed (else `res.error`), a killed export's
+// temporaries removed, each file through a temporary renamed into place and listed in `res.files`; after
+// the first error nothing more is written. Shared by the figure and the sweep exports.
+class ExportFolder {
+ public:
+  ExportFolder(std::string dir, ExportResult& res);
+  bool ok() const { return res_.error.empty(); }
+  void text(const std::string& name, const std::string& content);
+  // The scene as PNG at the options' size (a width in pixels, or a scale of its natural size); sets
+  // res.png_width / png_height. Returns the scale used.
+  double png(const std::string& name, const Scene& scene, const ExportOptions& options);
+
+ private:
+  std::string dir_;
+  ExportResult& res_;
+};
+
 // Writes figure.png, figure.svg, one CSV per panel, figure.json (panel list with metrics) and
 // preset.json into `dir` (created if needed). Every file goes to a temporary name first and is
 // renamed into place.

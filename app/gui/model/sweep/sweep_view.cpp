@@ -147,6 +147,8 @@ SweepPlan plan_sweep(const SweepView& v, const Settings& live) {
     for (const Settings& p : plan.points)
       if (std::string why = sweep_metric_error(plan.metric, p); !why.empty())
         throw std::runtime_error("metric: " + why);
+    if (std::string why = sweep_memory_refusal(plan.points, resolved_threads(live)); !why.empty())
+      throw std::runtime_error(why);
     if (v.layer > 0)
       for (const Settings& p : plan.points)
         if (v.layer > p.layers)

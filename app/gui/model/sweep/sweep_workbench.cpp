@@ -1,10 +1,6 @@
 // The Sweep tab's model (sweep_workbench.hpp).
 #include "model/sweep/sweep_workbench.hpp"
 
-#include <cmath>
-#include <filesystem>
-
-#include "core/formats/atomic_file.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/run/sweep_output.hpp"
 
@@ -104,36 +100,16 @@ std::string SweepWorkbench::csv() const {
 }
 
 ExportResult SweepWorkbench::export_now(const std::string& dir, const Preset& preset) {
-  namespace fs = std::filesystem;
   ExportResult res;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    res.error = "cannot create folder '" + dir + "'" + (ec ? ": " + ec.message() : "");
-    return res;
-  }
   if (!state_) {
     res.error = "nothing to export yet: the sweep has no points computed";
-    return res;
-  }
-  remove_stale_temporaries(dir);
-  auto write = [&](const std::string& name, const std::string& content) {
-    if (!res.error.empty()) return;
-    if (write_file_atomic((fs::path(dir) / name).string(), content, res.error)) res.files.push_back(name);
-  };
-  const Scene& scene = picture_.scene;
-  const double scale = export_.width > 0 ? double(export_.width) / scene.width : export_.scale;
-  std::string error;
-  if (write_scene_png(scene, scale, (fs::path(dir) / "sweep.png").string(), error)) {
-    res.files.push_back("sweep.png");
-    res.png_width = int(std::ceil(scene.width * scale - 1e-6));
-    res.png_height = int(std::ceil(scene.height * scale - 1e-6));
   } else {
-    res.error = error;
+    ExportFolder folder(dir, res);
+    folder.png("sweep.png", picture_.scene, export_);
+    folder.text("sweep.svg", scene_to_svg(picture_.scene));
+    folder.text("sweep.csv", csv());
+    folder.text("preset.json", preset_to_json(preset).dump(2) + "\n");
   }
-  write("sweep.svg", scene_to_svg(scene));
-  write("sweep.csv", csv());
-  write("preset.json", preset_to_json(preset).dump(2) + "\n");
   res.ok = res.error.empty();
   message = res.ok ? "exported " + std::to_string(res.files.size()) + " files to " + dir : res.error;
   message_error = !res.ok;

@@ -15,6 +15,22 @@ namespace maskscope::gui {
 
 namespace {}  // namespace
 
+void draw_png_size(ExportOptions& options, float scene_width) {
+  const float fh = ImGui::GetFontSize();
+  int size_mode = options.width > 0 ? 3 : options.scale >= 3.5 ? 2 : options.scale >= 1.5 ? 1 : 0;
+  ImGui::SetNextItemWidth(fh * 6.5f);
+  if (ImGui::Combo("PNG size", &size_mode, "1x\0002x\0004x\0width px\0")) {
+    if (size_mode < 3) options = {size_mode == 0 ? 1.0 : size_mode == 1 ? 2.0 : 4.0, 0};
+    else options.width = std::max(options.width, int(std::lround(scene_width * 2)));
+  }
+  if (size_mode == 3) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(fh * 5);
+    ImGui::InputInt("##width", &options.width, 100, 500);
+    options.width = std::clamp(options.width, ExportLimits::width_min, ExportLimits::width_max);
+  }
+}
+
 bool input_string(const char* label, std::string& s, float width) {
   char buf[512];
   std::snprintf(buf, sizeof buf, "%s", s.c_str());
@@ -181,18 +197,7 @@ void draw_figure_tab(FigureWorkbench& wb, const Settings& live, const ViewOption
   input_string("folder", wb.export_folder(), fh * 14);
   explain("Folder the export and F12 screenshots go to (created if needed).");
   ImGui::SameLine();
-  int size_mode = options.width > 0 ? 3 : options.scale >= 3.5 ? 2 : options.scale >= 1.5 ? 1 : 0;
-  ImGui::SetNextItemWidth(fh * 6.5f);
-  if (ImGui::Combo("PNG size", &size_mode, "1x\0002x\0004x\0width px\0")) {
-    if (size_mode < 3) options = {size_mode == 0 ? 1.0 : size_mode == 1 ? 2.0 : 4.0, 0};
-    else options.width = std::max(options.width, int(std::lround(wb.scene().width * 2)));
-  }
-  if (size_mode == 3) {
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(fh * 5);
-    ImGui::InputInt("##width", &options.width, 100, 500);
-    options.width = std::clamp(options.width, ExportLimits::width_min, ExportLimits::width_max);
-  }
+  draw_png_size(options, wb.scene().width);
   ImGui::SameLine();
   ImGui::BeginDisabled(spec.rows.empty());
   if (ImGui::Button("Export figure")) wb.export_now(wb.export_folder(), wb.preset(live, view));

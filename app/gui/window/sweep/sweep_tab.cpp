@@ -161,18 +161,7 @@ void draw_sweep_tab(SweepWorkbench& wb, Controller& controller, const Preset& pr
   input_string("folder", wb.export_folder(), fh * 12);
   explain("Folder the export goes to (created if needed).");
   ImGui::SameLine();
-  int size_mode = options.width > 0 ? 3 : options.scale >= 3.5 ? 2 : options.scale >= 1.5 ? 1 : 0;
-  ImGui::SetNextItemWidth(fh * 6.5f);
-  if (ImGui::Combo("PNG size", &size_mode, "1x\0002x\0004x\0width px\0")) {
-    if (size_mode < 3) options = {size_mode == 0 ? 1.0 : size_mode == 1 ? 2.0 : 4.0, 0};
-    else options.width = std::max(options.width, int(std::lround(wb.picture().scene.width * 2)));
-  }
-  if (size_mode == 3) {
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(fh * 5);
-    ImGui::InputInt("##width", &options.width, 100, 500);
-    options.width = std::clamp(options.width, ExportLimits::width_min, ExportLimits::width_max);
-  }
+  draw_png_size(options, wb.picture().scene.width);
   ImGui::SameLine();
   ImGui::BeginDisabled(!wb.state());
   if (ImGui::Button("Export sweep")) wb.export_now(wb.export_folder(), preset);
