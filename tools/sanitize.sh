@@ -3,8 +3,8 @@
 #   bash tools/sanitize.sh asan   # AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   bash tools/sanitize.sh tsan   # ThreadSanitizer (build-tsan/)
 #   bash tools/sanitize.sh        # both
-#   bash tools/sanitize.sh asan --window-free   # only the window-free suites (core, CLI, GUI model): what CI
-#                                               # runs, without building the window (half the build time)
+#   bash tools/sanitize.sh asan --window-free   # only the window-free suites (core, CLI, GUI model): before
+#                                               # each landing, without building the window
 # The kernel's target_clones are off in these builds (GCC's TSan cannot run an ifunc resolver).
 # Known third-party reports are suppressed in tools/sanitizers/ (fontconfig via cairo, Mesa).
 set -euo pipefail
