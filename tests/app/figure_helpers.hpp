@@ -35,6 +35,20 @@ inline Settings tiny() {
   return s;
 }
 
+// A small random-weight network (2 heads, 2 layers, residual) for the table and line figures.
+inline Settings random_network() {
+  Settings s;
+  s.model = Model::random_weights;
+  s.n = 6;
+  s.d = 16;
+  s.heads = 2;
+  s.layers = 2;
+  s.gamma = 1.0;
+  s.samples = 300;
+  s.threads = 2;
+  return s;
+}
+
 inline FigureSpec two_row_spec() {
   FigureSpec f;
   f.title = "test";

@@ -93,15 +93,7 @@ TEST_CASE("h(j) figures: Eq. 42 beside the simulated 1/||x_j||, scaled to meet a
 }
 
 TEST_CASE("table figures: each row's metric per layer (layer 0 = embeddings) with its SE, as CSV") {
-  Settings s;
-  s.model = Model::random_weights;
-  s.n = 6;
-  s.d = 16;
-  s.heads = 2;
-  s.layers = 2;
-  s.gamma = 1.0;
-  s.samples = 300;
-  s.threads = 2;
+  const Settings s = random_network();
   FigureSpec f;
   f.kind = FigureKind::table;
   f.layers = {0, 1, 2};

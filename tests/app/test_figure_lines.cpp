@@ -17,19 +17,6 @@ using namespace maskscope::test;
 
 namespace {
 
-Settings random_network() {
-  Settings s;
-  s.model = Model::random_weights;
-  s.n = 6;
-  s.d = 16;
-  s.heads = 2;
-  s.layers = 2;
-  s.gamma = 1.0;
-  s.samples = 300;
-  s.threads = 2;
-  return s;
-}
-
 std::vector<std::string> csv_lines(const std::string& csv) {
   std::vector<std::string> out;
   std::stringstream in(csv);
