@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "core/kernel/gemm_reference.hpp"
 #include "core/kernel/lane_kernel.hpp"
+#include "core/model/cost.hpp"
 #include "core/model/strict_number.hpp"
 #include "core/run/resources.hpp"
 #include "core/run/runner.hpp"
@@ -25,8 +27,9 @@ CLI::App* add_bench(CLI::App& app, BenchFlags& b) {
   return bench;
 }
 
-// Samples/s of the reference configurations (issue 2's two, and the random-weight network at the
-// papers' setting with per-sample and fixed weights), all metrics on.
+// Samples/s of the reference configurations (issue 2's two, the random-weight network at the papers'
+// setting with per-sample and fixed weights, and a fixed GPT-2-small-sized one), all metrics on, beside
+// the machine's GEMM reference.
 int cmd_bench(BenchFlags& b) {
   std::vector<SettingError> errors;
   convert_flag(errors, "threads", [&] {
@@ -66,9 +69,23 @@ int cmd_bench(BenchFlags& b) {
   z.gamma = 1.0;
   Settings zf = z;
   zf.weights = WeightsMode::fixed;
-  for (Case k :
-       {Case{"n10_d64_L4_layernorm_alpha0.5", a}, Case{"n50_d64_L4_l2_gamma1_alpha0.2", c},
-        Case{"random_weights_n22_d384_H6_L6_per_sample", z}, Case{"random_weights_n22_d384_H6_L6_fixed", zf}}) {
+  // GPT-2 small's shape (d 768, H 12, L 12, n 128, MLP) with one fixed network.
+  Settings g = zf;
+  g.n = 128;
+  g.d = 768;
+  g.heads = 12;
+  g.layers = 12;
+  // The machine's GEMM peak in this run, at the shape of Zuo's MLP product for one batch of samples
+  // ((B n) x d by d x 4d): the reference for the random-weight lines' forward-pass GFLOP/s.
+  const int threads = resolved_threads(zf);
+  const int gemm_rows = fixed_batch_samples(zf.n) * zf.n;
+  const double peak = gemm_reference_gflops(gemm_rows, zf.d, 4 * zf.d, resolved_threads(zf), std::min(b.seconds, 2.0));
+  std::printf("GEMM reference (Eigen, single precision, (%d x %d) x (%d x %d), %d threads): %.1f GFLOP/s\n",
+              gemm_rows, zf.d, zf.d, 4 * zf.d, threads, peak);
+  std::fflush(stdout);
+  for (Case k : {Case{"n10_d64_L4_layernorm_alpha0.5", a}, Case{"n50_d64_L4_l2_gamma1_alpha0.2", c},
+                 Case{"random_weights_n22_d384_H6_L6_per_sample", z}, Case{"random_weights_n22_d384_H6_L6_fixed", zf},
+                 Case{"random_weights_gpt2_small_n128_d768_H12_L12_fixed", g}}) {
     k.s.threads = b.threads;
     k.s.samples = Limits::samples_max;
     Run run(k.s);
@@ -76,9 +93,37 @@ int cmd_bench(BenchFlags& b) {
     run.cancel();
     run.wait();
     auto snap = run.snapshot();
-    std::printf("%-42s %12.0f samples/s  (%lld samples in %.2f s, %d threads, %s kernel)\n", k.name,
+    std::printf("%-42s %12.1f samples/s  (%lld samples in %.2f s, %d threads, %s kernel)", k.name,
                 snap->samples_per_s, static_cast<long long>(snap->samples_done), snap->elapsed_s, resolved_threads(k.s),
                 kernel_name(k.s).c_str());
+    if (k.s.random_weights()) {  // the forward pass's GFLOP/s, all metrics included in the time
+      const double gflops = snap->samples_per_s * forward_flops(k.s) / 1e9;
+      std::printf(", forward pass %.1f GFLOP/s", gflops);
+      if (peak > 0) std::printf(" = %.0f%% of the GEMM reference", 100.0 * gflops / peak);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  // GPT-2 small: how soon a new run's first picture exists with the window's options (drawing the
+  // network, 85 M weights, and the first block), median of 3.
+  {
+    std::vector<double> first_ms;
+    g.threads = b.threads;
+    g.samples = Limits::samples_max;
+    for (int rep = 0; rep < 3; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      RunOptions window;
+      window.low_priority = true;
+      window.first_picture_alone = true;
+      Run run(g, window);
+      while (run.snapshot()->samples_done == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      first_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      run.cancel();
+      run.wait();
+    }
+    std::sort(first_ms.begin(), first_ms.end());
+    std::printf("random_weights_gpt2_small first snapshot: median %.0f ms, max %.0f ms over 3 runs\n", first_ms[1],
+                first_ms[2]);
     std::fflush(stdout);
   }
   // Large n: how soon the first picture of a new run exists (a settings change in the window starts a

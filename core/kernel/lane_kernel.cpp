@@ -4,6 +4,7 @@
 // baseline x86-64, chosen at run time: each lane does the same correctly rounded operations in the
 // same order on every level, so the bits agree.
 #include "core/kernel/lane_kernel.hpp"
+#include "core/kernel/random_weights.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -200,6 +201,8 @@ std::string kernel_name(const Settings& s, KernelChoice kernel) {
   // "lanes-8": sums in trees of eight lanes (the 16-lane kernel's "lanes" summed a batch in one tree
   // of 16 pairs, so its parts must not be merged with these).
   if (runs_in_lanes(s, input_basis(s), kernel)) return "lanes-8";
+  // A fixed random-weight network on AVX2: Eigen's products on batches of samples (random_weights_batched.hpp).
+  if (kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s)) return "batched x86-64-v3";
 #if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("x86-64-v3")) return "per-sample x86-64-v3";  // the kernel's target_clones

@@ -40,7 +40,8 @@ float gelu(float x);
 
 class RandomWeightsModel {
  public:
-  RandomWeightsModel(const Settings& s, const KeyRanges& keys, const AccumLayout& layout);
+  // `allow_batched` false keeps a fixed network on the per-sample path (tests compare the two).
+  RandomWeightsModel(const Settings& s, const KeyRanges& keys, const AccumLayout& layout, bool allow_batched = true);
   ~RandomWeightsModel();
   RandomWeightsModel(const RandomWeightsModel&) = delete;
   RandomWeightsModel& operator=(const RandomWeightsModel&) = delete;
@@ -52,6 +53,11 @@ class RandomWeightsModel {
 
   const Network* network() const { return network_.get(); }  // nullptr for per_sample weights
 
+  // True when a fixed network's samples go through the batched Eigen products (random_weights_batched.hpp):
+  // fixed weights on a processor with AVX2 and FMA. Its results differ from the per-sample path's in the
+  // last bits; kernel_name says which ran.
+  static bool batched(const Settings& s);
+
   struct Work;
 
  private:
@@ -59,7 +65,8 @@ class RandomWeightsModel {
   const KeyRanges& keys_;
   const AccumLayout& layout_;
   std::shared_ptr<const Network> network_;
-  RopeTables rope_;  // over the head width d_h
+  bool batched_ = false;  // run_batched (random_weights_batched.hpp) rather than the per-sample path
+  RopeTables rope_;       // over the head width d_h
   std::unique_ptr<Work> work_;
 };
 

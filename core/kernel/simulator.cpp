@@ -230,7 +230,7 @@ KernelArgs make_args(const Settings& s, const InputBasis& basis, const KeyRanges
 Simulator::Simulator(const Settings& s, bool explicit_inputs, Kernel kernel)
     : s_(s), basis_(input_basis(s, explicit_inputs)), layout_(accum_layout(s)), keys_(key_ranges(s)) {
   if (s.random_weights()) {
-    random_weights_ = std::make_unique<RandomWeightsModel>(s_, keys_, layout_);
+    random_weights_ = std::make_unique<RandomWeightsModel>(s_, keys_, layout_, kernel != Kernel::per_sample);
     return;
   }
   work_ = std::make_unique<SampleWork>(s.n, basis_);

@@ -19,7 +19,19 @@ double sample_cost(const Settings& s) {
   return n * d + s.layers * (2.0 * n * n * d + per_layer);
 }
 
+double forward_flops(const Settings& s) {
+  if (!s.random_weights()) return 0.0;
+  const double n = s.n, d = s.d;
+  return s.layers * (2.0 * n * d * (s.mlp ? 12.0 : 4.0) * d + 4.0 * n * n * d);
+}
+
+int fixed_batch_samples(int n) {
+  return std::clamp(int(std::bit_floor(static_cast<unsigned>(std::max(1, 384 / std::max(1, n))))), 1, 32);
+}
+
 std::int64_t samples_per_block(const Settings& s) {
+  // A fixed random-weight network: one batch of its products (version 0.4.0; one sample until then).
+  if (s.random_weights() && s.weights == WeightsMode::fixed) return fixed_batch_samples(s.n);
   // About 1e7 multiply-adds per block and layer: a few milliseconds of work, so snapshots refresh
   // often and a new run's first picture waits for little (n 256: two samples, 7 ms), while the
   // per-block merge stays a few percent. The number of layers is left out, so layer l's sums (not

@@ -12,9 +12,20 @@ namespace maskscope {
 // random weights. samples_per_block and the window's auto sample count scale with it.
 double sample_cost(const Settings& s);
 
+// Floating-point operations of one random-weight sample's forward pass, counted as a dense
+// implementation counts them (2 per multiply-add): the products 2 n d (3d + d (+ 4d + 4d with the MLP))
+// and the heads' q k^T and A v, 4 n^2 d, per layer (Zuo et al.'s setting: 472 MFLOP). bench divides it by
+// the time per sample for the forward pass's GFLOP/s. 0 for the parameter-free model.
+double forward_flops(const Settings& s);
+
 // Samples per block: fixed by the settings (never by timing, threads or the number of layers), so the
 // merge order, hence the results, do not depend on the thread count; each sample's draws depend
 // only on (seed, sample index) (random_stream.hpp).
 std::int64_t samples_per_block(const Settings& s);
+
+// Samples whose rows a fixed random-weight network multiplies at once ((B n) x d by d x m,
+// random_weights_batched.hpp): about 384 rows, a power of two from 1 to 32. A fixed network's blocks
+// hold exactly this many samples, on every processor, so the grid never depends on the machine.
+int fixed_batch_samples(int n);
 
 }  // namespace maskscope

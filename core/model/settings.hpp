@@ -75,7 +75,7 @@ struct Settings {
 struct Limits {
   static constexpr int n_min = 1, n_max = 512;
   static constexpr int d_min = 1, d_max = 65536;
-  static constexpr int layers_min = 1, layers_max = 16;
+  static constexpr int layers_min = 1, layers_max = 48;
   static constexpr double alpha_min = 0.0, alpha_max = 1.0;
   static constexpr double gamma_min = 0.0, gamma_max = 1.0;
   static constexpr double rope_base_min = 1.0, rope_base_max = 1e9;

@@ -14,7 +14,7 @@ constexpr SettingFlag kSettingFlags[] = {
     {"model", "model", "model family: parameter_free | random_weights (docs/model.md section 7)", SettingValue::name},
     {"n", "n", "tokens per sequence [1, 512]", SettingValue::whole},
     {"d", "d", "hidden width [1, 65536]; random_weights [1, 4096]", SettingValue::whole},
-    {"layers", "layers", "layers L [1, 16]", SettingValue::whole},
+    {"layers", "layers", "layers L [1, 48]", SettingValue::whole},
     {"alpha", "alpha", "input anisotropy [0, 1]", SettingValue::real},
     {"norm", "norm", "none | l2 | layernorm | rmsnorm", SettingValue::name},
     {"scale", "scale", "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)", SettingValue::name},

@@ -1,6 +1,7 @@
 // Cost estimates for a run (see resources.hpp).
 #include "core/run/resources.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -37,8 +38,14 @@ RunCost estimate_cost(const Settings& s, int threads) {
   // reader such as the window may still hold (3).
   const std::uint64_t buffers = 1 + 3 + 3;
   const std::uint64_t nd = std::uint64_t(s.n) * s.d;
+  // A fixed random-weight network's worker holds the rows of a batch of B samples (14 B n d floats)
+  // and its heads' maps, plus Eigen's packed panels (under 2 MB); per-sample weights hold one sample.
+  const bool batched = s.random_weights() && s.weights == WeightsMode::fixed;
+  const std::uint64_t B = batched ? std::uint64_t(fixed_batch_samples(s.n)) : 1;
   const std::uint64_t per_thread =
-      s.random_weights() ? sizeof(float) * (22 * nd + (2 * std::uint64_t(s.heads) + 5) * nn) + 2 * sizeof(double) * nn
+      s.random_weights() ? sizeof(float) * (std::max<std::uint64_t>(22, 14 * B + 3) * nd +
+                                            (2 * B * std::uint64_t(s.heads) + 5) * nn) +
+                               2 * sizeof(double) * nn + (batched ? std::uint64_t(2) << 20 : 0)
                          : sizeof(float) * (6 * nd + 3 * nn);
   const std::uint64_t work = std::uint64_t(threads) * per_thread;
   // Block buffers: one per block in flight (a worker takes one only with a block), at most the

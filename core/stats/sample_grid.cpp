@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 
 #include "core/stats/accumulator.hpp"
 #include "core/model/cost.hpp"
@@ -20,6 +21,15 @@ SampleGrid sample_grid(const Settings& s) {
   // total, so layer l's bits do not depend on the layers after it.
   const std::uint64_t per_layer = accum_layout(s).per_layer;
   g.segment_blocks = std::clamp<std::int64_t>(std::int64_t(std::bit_ceil((per_layer + 255) / 256)), 1, 64);
+  if (s.random_weights() && s.weights == WeightsMode::fixed) {
+    // A fixed network's block is a batch of samples, far more than 1e7 multiply-adds per layer: as many
+    // blocks as keep the fold near 1% of their work, usually one.
+    Settings one = s;
+    one.layers = 1;
+    const double block_work = double(g.block_size) * sample_cost(one);
+    const double blocks = std::ceil(double(per_layer) * 1e7 / 256.0 / std::max(1.0, block_work));
+    g.segment_blocks = std::clamp<std::int64_t>(std::int64_t(std::bit_ceil(std::uint64_t(blocks))), 1, 64);
+  }
   return g;
 }
 

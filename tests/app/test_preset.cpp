@@ -135,7 +135,7 @@ TEST_CASE("a corrupt, truncated or out-of-range preset is refused with a clear e
       {R"({"settings": {}, "figure": {"rows": [{"set": {"d": 0}}]}})", "figure.rows[0].set.d: 0 is out of range"},
       {R"({"settings": {}, "figure": {"rows": [{"set": {"colour": 1}}]}})",
        "figure.rows[0].set: unknown setting 'colour'"},
-      {R"({"settings": {}, "figure": {"layers": [17]}})", "figure.layers"},
+      {R"({"settings": {}, "figure": {"layers": [49]}})", "figure.layers"},
       {R"({"settings": {}, "figure": {"layers": [0, 1], "rows": [{"show": "cosine"}]}})", "figure.layers: layer 0"},
       {R"({"settings": {"model": "random_weights"}, "figure": {"rows": [{"show": "norm"}]}})", "figure.rows[0].show"},
       {R"({"settings": {}, "view": {"tab": "nope"}})", "view.tab"},

@@ -22,7 +22,7 @@ TEST_CASE("every invalid flag: exit code 2, the flag named, no output file") {
       {"--d 0", "--d"},
       {"--d 70000", "--d"},
       {"--layers 0", "--layers"},
-      {"--layers 17", "--layers"},
+      {"--layers 49", "--layers"},
       {"--alpha -0.1", "--alpha"},
       {"--alpha 1.5", "--alpha"},
       {"--alpha nan", "--alpha"},

@@ -276,7 +276,7 @@ TEST_CASE("heads: the layer's maps are the mean of the heads' maps, its RP the m
 
 TEST_CASE("random weights are deterministic: the same bits for any thread count") {
   for (WeightsMode mode : {WeightsMode::per_sample, WeightsMode::fixed}) {
-    Settings s = random_weights(10, 32, 2, 2, 300);
+    Settings s = random_weights(10, 32, 2, 2, 300);  // fixed: 300 samples in batches of 32, the last partial
     s.weights = mode;
     s.threads = 1;
     const auto one = run_to_completion(s);
@@ -289,6 +289,90 @@ TEST_CASE("random weights are deterministic: the same bits for any thread count"
       CHECK(one->layers[l].norm_adjacency == three->layers[l].norm_adjacency);
     }
     CHECK(one->embeddings[0].cosine_mean == three->embeddings[0].cosine_mean);
+  }
+}
+
+namespace {
+
+std::shared_ptr<const Snapshot> run_with(const Settings& s, Simulator::Kernel kernel) {
+  RunOptions options;
+  options.kernel = kernel;
+  Run run(s, options);
+  run.wait();
+  return run.snapshot();
+}
+
+// Zuo et al.'s block at a smaller width: n 22, d 64, 4 heads, 3 layers, MLP, one fixed network.
+Settings fixed_network_settings(std::int64_t samples) {
+  Settings s = random_weights(22, 64, 4, 3, samples);
+  s.weights = WeightsMode::fixed;
+  s.weight_seed = 9;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("fixed network: the batched products give every sample the per-sample path's values") {
+  const Settings s = fixed_network_settings(1);
+  if (!RandomWeightsModel::batched(s)) {
+    MESSAGE("no AVX2 + FMA: fixed networks run per sample only; nothing to compare");
+    return;
+  }
+  Simulator batched(s), per_sample(s, false, Simulator::Kernel::per_sample);
+  // Samples in every slot of a batch and across batches (fixed_batch_samples(22) = 16).
+  for (std::uint64_t sample : {0u, 5u, 15u, 16u, 31u, 302u}) {
+    const SampleTrace a = batched.trace_sample(sample), b = per_sample.trace_sample(sample);
+    REQUIRE(a.tokens == b.tokens);
+    CHECK(a.input == b.input);  // the embeddings are copied, not computed
+    for (int l = 0; l < s.layers; ++l) {
+      const LayerTrace &la = a.layers[l], &lb = b.layers[l];
+      double scale = 0;
+      for (float v : lb.output) scale = std::max(scale, double(std::abs(v)));
+      for (std::size_t e = 0; e < la.output.size(); ++e)  // float products summed in another order
+        CHECK(la.output[e] == doctest::Approx(lb.output[e]).epsilon(1e-5).scale(scale));
+      for (std::size_t e = 0; e < la.weights.size(); ++e)
+        CHECK(la.weights[e] == doctest::Approx(lb.weights[e]).epsilon(1e-4).scale(1e-5));
+    }
+  }
+}
+
+TEST_CASE("fixed network: a sample's bits depend on its index only, not on the block it is computed in") {
+  const Settings s = fixed_network_settings(1);
+  Simulator sim(s);
+  // One block of 40 samples (crossing batches of 16, starting inside one) against 40 one-sample
+  // blocks added in order: 0 + v is exact, so equal sums mean every sample gave the same values. (Not the
+  // squares: a block fuses v * v + sum into one rounding, a one-sample block rounds v * v alone.)
+  BlockSums whole, parts, one;
+  REQUIRE(sim.simulate_block(7, 40, whole));
+  for (std::uint64_t t = 7; t < 47; ++t) {
+    REQUIRE(sim.simulate_block(t, 1, one));
+    if (parts.sum.size() == 0) parts.reset(one.sum.size());
+    parts.add(one);
+  }
+  REQUIRE(whole.count == 40);
+  REQUIRE(parts.count == 40);
+  CHECK(whole.sum == parts.sum);
+  // And a traced sample equals itself traced inside a longer range.
+  const SampleTrace alone = sim.trace_sample(20);
+  Simulator again(s);
+  for (std::uint64_t t : {19u, 21u, 20u}) (void)again.trace_sample(t);
+  CHECK(again.trace_sample(20).layers[2].output == alone.layers[2].output);
+}
+
+TEST_CASE("fixed network: batched and per-sample paths agree statistically (independent seeds, z within 4)") {
+  Settings s = fixed_network_settings(1600);
+  const auto batched = run_with(s, Simulator::Kernel::automatic);
+  s.seed = 77;
+  const auto per_sample = run_with(s, Simulator::Kernel::per_sample);
+  REQUIRE(batched->layers.size() == per_sample->layers.size());
+  for (std::size_t l = 0; l < batched->layers.size(); ++l) {
+    const auto &a = batched->layers[l], &b = per_sample->layers[l];
+    const double z_adj = (a.adjacency - b.adjacency) / std::hypot(a.adjacency_se, b.adjacency_se);
+    const double z_rp = (a.recency - b.recency) / std::hypot(a.recency_se, b.recency_se);
+    INFO("layer " << l + 1 << ": adjacency " << a.adjacency << " vs " << b.adjacency << ", RP " << a.recency << " vs "
+                  << b.recency);
+    CHECK(std::abs(z_adj) < 4.0);
+    CHECK(std::abs(z_rp) < 4.0);
   }
 }
 

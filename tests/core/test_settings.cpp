@@ -27,7 +27,7 @@ TEST_CASE("every out-of-range setting is reported by name, all at once") {
   Settings s;
   s.n = 0;
   s.d = 0;
-  s.layers = 17;
+  s.layers = 49;
   s.alpha = 1.5;
   s.gamma = -0.1;
   s.samples = 0;

@@ -55,7 +55,7 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
   ImGui::SetNextItemWidth(fh * 5);
   if (input_string("layers", wb.layers_text(), fh * 5)) parse_layers(wb.layers_text(), spec.layers);
   explain(
-      "Columns: layers separated by commas, e.g. 1,2 or 1,2,3,4 (1 to 16; 0 = the embeddings of the "
+      "Columns: layers separated by commas, e.g. 1,2 or 1,2,3,4 (1 to 48; 0 = the embeddings of the "
       "random-weight network).");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(fh * 9);

@@ -151,7 +151,7 @@ void model_controls(Settings& s, float label_w) {
       "RP needs n >= 3, the adjacency score n >= 3.");
   ImGui::SliderInt("layers", &s.layers, Limits::layers_min, Limits::layers_max, "%d", ImGuiSliderFlags_AlwaysClamp);
   explain(
-      "Number of layers L (docs/model.md sections 2 and 7), 1 to 16. Position appears from layer 2 on in the "
+      "Number of layers L (docs/model.md sections 2 and 7), 1 to 48. Position appears from layer 2 on in the "
       "parameter-free model (layer 1 sees exchangeable inputs, Behind RoPE Sec. 3), and right after the first "
       "causal layer in a random network's hidden states (Zuo et al.).");
   {
