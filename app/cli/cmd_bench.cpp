@@ -78,7 +78,7 @@ int cmd_bench(BenchFlags& b) {
   // The machine's GEMM peak in this run, at the shape of Zuo's MLP product for one batch of samples
   // ((B n) x d by d x 4d): the reference for the random-weight lines' forward-pass GFLOP/s.
   const int threads = resolved_threads(zf);
-  const int gemm_rows = fixed_batch_samples(zf.n) * zf.n;
+  const int gemm_rows = fixed_batch_samples(zf) * zf.n;
   const double peak = gemm_reference_gflops(gemm_rows, zf.d, 4 * zf.d, resolved_threads(zf), std::min(b.seconds, 2.0));
   std::printf("GEMM reference (Eigen, single precision, (%d x %d) x (%d x %d), %d threads): %.1f GFLOP/s\n",
               gemm_rows, zf.d, zf.d, 4 * zf.d, threads, peak);

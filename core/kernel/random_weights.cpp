@@ -194,7 +194,7 @@ RandomWeightsModel::RandomWeightsModel(const Settings& s, const KeyRanges& keys,
       keys_(keys),
       layout_(layout),
       batched_(allow_batched && batched(s)),
-      work_(std::make_unique<Work>(s.n, s.d, s.heads, batched_ ? fixed_batch_samples(s.n) : 1)) {
+      work_(std::make_unique<Work>(s.n, s.d, s.heads, batched_ ? fixed_batch_samples(s) : 1)) {
   if (s.weights == WeightsMode::fixed) network_ = fixed_network(s);
   if (s.rope()) rope_ = rope_tables(s.n, s.head_width(), s.rope_base, s.rope_scramble);
 }

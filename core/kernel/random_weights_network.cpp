@@ -2,10 +2,14 @@
 // GPT-2's initialization, and shared by every worker of a run (random_weights.hpp).
 #include "core/kernel/random_weights.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <tuple>
+#include <vector>
 
 #include "core/kernel/random_weights_init.hpp"
 
@@ -17,27 +21,64 @@ using rw::draw_entries;
 using rw::init_of;
 using rw::InitStd;
 
+// One matrix of the network: its entries mu + s N(0, 1) are normals [start, start + count) of the
+// weight stream.
+struct Draw {
+  float* out;
+  std::size_t count;
+  float mean, std;
+  std::uint64_t start;
+};
+
 std::shared_ptr<const Network> draw_network(const Settings& s) {
   auto net = std::make_shared<Network>();
   const InitStd init = init_of(s);
   const std::size_t d = std::size_t(s.d);
-  // Its own stream: sample index 2^64 - 1 is never a run's (samples are at most Limits::samples_max).
-  SampleStream rng(s.weight_seed, ~std::uint64_t(0));
-  net->embed.resize(std::size_t(s.vocab) * d);
-  draw_entries(rng, init.mean, init.embed_std, net->embed.data(), net->embed.size());
+  // The matrices in stream order, each starting at the next multiple of 64 (as SampleStream::normals
+  // leaves its position): embedding, then per block W_QKV, W_O (, W_1, W_2).
+  std::vector<Draw> draws;
+  std::uint64_t position = 0;
+  auto add = [&](std::vector<float>& m, std::size_t count, float mean, float std) {
+    m.resize(count);
+    draws.push_back({m.data(), count, mean, std, position});
+    position += (count + 63) / 64 * 64;
+  };
+  add(net->embed, std::size_t(s.vocab) * d, init.mean, init.embed_std);
   net->blocks.resize(s.layers);
   for (Network::Block& b : net->blocks) {
-    b.wqkv.resize(d * 3 * d);
-    b.wo.resize(d * d);
-    draw_entries(rng, init.mean, init.std, b.wqkv.data(), b.wqkv.size());
-    draw_entries(rng, init.mean, init.residual_std, b.wo.data(), b.wo.size());
+    add(b.wqkv, d * 3 * d, init.mean, init.std);
+    add(b.wo, d * d, init.mean, init.residual_std);
     if (s.mlp) {
-      b.w1.resize(d * 4 * d);
-      b.w2.resize(4 * d * d);
-      draw_entries(rng, init.mean, init.std, b.w1.data(), b.w1.size());
-      draw_entries(rng, init.mean, init.residual_std, b.w2.data(), b.w2.size());
+      add(b.w1, d * 4 * d, init.mean, init.std);
+      add(b.w2, 4 * d * d, init.mean, init.residual_std);
     }
   }
+  // Chunks of 2^18 normals (a multiple of 64), drawn on up to 8 threads: a normal's value depends only on
+  // its index in the stream (random_stream.hpp), so the bits are those of one sequential draw. GPT-2
+  // small's 85 M weights take a fraction of a second instead of most of the window's first second.
+  struct Chunk {
+    const Draw* draw;
+    std::size_t offset, count;
+  };
+  constexpr std::size_t chunk = std::size_t(1) << 18;
+  std::vector<Chunk> chunks;
+  for (const Draw& dr : draws)
+    for (std::size_t o = 0; o < dr.count; o += chunk) chunks.push_back({&dr, o, std::min(chunk, dr.count - o)});
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t c = next++; c < chunks.size(); c = next++) {
+      const Chunk& ch = chunks[c];
+      // Its own stream: sample index 2^64 - 1 is never a run's (samples are at most Limits::samples_max).
+      SampleStream rng(s.weight_seed, ~std::uint64_t(0));
+      rng.seek_normal(ch.draw->start + ch.offset);
+      draw_entries(rng, ch.draw->mean, ch.draw->std, ch.draw->out + ch.offset, ch.count);
+    }
+  };
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads && t < chunks.size(); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
   return net;
 }
 

@@ -25,13 +25,17 @@ double forward_flops(const Settings& s) {
   return s.layers * (2.0 * n * d * (s.mlp ? 12.0 : 4.0) * d + 4.0 * n * n * d);
 }
 
-int fixed_batch_samples(int n) {
-  return std::clamp(int(std::bit_floor(static_cast<unsigned>(std::max(1, 384 / std::max(1, n))))), 1, 32);
+int fixed_batch_samples(const Settings& s) {
+  Settings one = s;
+  one.layers = 1;
+  const double by_rows = 384.0 / std::max(1, s.n), by_work = 2e9 / std::max(1.0, forward_flops(one));
+  const double b = std::clamp(std::min(by_rows, by_work), 1.0, 32.0);
+  return int(std::bit_floor(static_cast<unsigned>(b)));
 }
 
 std::int64_t samples_per_block(const Settings& s) {
   // A fixed random-weight network: one batch of its products (version 0.4.0; one sample until then).
-  if (s.random_weights() && s.weights == WeightsMode::fixed) return fixed_batch_samples(s.n);
+  if (s.random_weights() && s.weights == WeightsMode::fixed) return fixed_batch_samples(s);
   // About 1e7 multiply-adds per block and layer: a few milliseconds of work, so snapshots refresh
   // often and a new run's first picture waits for little (n 256: two samples, 7 ms), while the
   // per-block merge stays a few percent. The number of layers is left out, so layer l's sums (not

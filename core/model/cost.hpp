@@ -24,8 +24,10 @@ double forward_flops(const Settings& s);
 std::int64_t samples_per_block(const Settings& s);
 
 // Samples whose rows a fixed random-weight network multiplies at once ((B n) x d by d x m,
-// random_weights_batched.hpp): about 384 rows, a power of two from 1 to 32. A fixed network's blocks
-// hold exactly this many samples, on every processor, so the grid never depends on the machine.
-int fixed_batch_samples(int n);
+// random_weights_batched.hpp): a power of two from 1 to 32, at most 384 rows and at most 2 GFLOP per
+// layer (so a GPT-2-small-sized block is one sample and the window's first picture comes soon). A fixed
+// network's blocks hold exactly this many samples, on every processor, so the grid never depends on
+// the machine; nor on the number of layers, so layer l's sums do not depend on the layers after it.
+int fixed_batch_samples(const Settings& s);
 
 }  // namespace maskscope

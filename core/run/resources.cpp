@@ -41,7 +41,7 @@ RunCost estimate_cost(const Settings& s, int threads) {
   // A fixed random-weight network's worker holds the rows of a batch of B samples (14 B n d floats)
   // and its heads' maps, plus Eigen's packed panels (under 2 MB); per-sample weights hold one sample.
   const bool batched = s.random_weights() && s.weights == WeightsMode::fixed;
-  const std::uint64_t B = batched ? std::uint64_t(fixed_batch_samples(s.n)) : 1;
+  const std::uint64_t B = batched ? std::uint64_t(fixed_batch_samples(s)) : 1;
   const std::uint64_t per_thread =
       s.random_weights() ? sizeof(float) * (std::max<std::uint64_t>(22, 14 * B + 3) * nd +
                                             (2 * B * std::uint64_t(s.heads) + 5) * nn) +

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/kernel/random_weights.hpp"
+#include "core/kernel/random_weights_init.hpp"
 #include "core/run/runner.hpp"
 #include "core/kernel/simulator.hpp"
 
@@ -373,6 +374,29 @@ TEST_CASE("fixed network: batched and per-sample paths agree statistically (inde
                   << b.recency);
     CHECK(std::abs(z_adj) < 4.0);
     CHECK(std::abs(z_rp) < 4.0);
+  }
+}
+
+TEST_CASE("the fixed network's parallel draw gives the bits of one sequential draw of the weight stream") {
+  Settings s = random_weights(4, 300, 3, 2, 1);  // d 300: W_QKV and the embedding span two chunks of 2^18
+  s.weights = WeightsMode::fixed;
+  s.vocab = 1000;
+  s.init_mean = 0.5;
+  s.weight_seed = 3;
+  const auto net = fixed_network(s);
+  const rw::InitStd init = rw::init_of(s);
+  SampleStream rng(s.weight_seed, ~std::uint64_t(0));
+  auto same = [&](const std::vector<float>& m, float std) {
+    std::vector<float> expect(m.size());
+    rw::draw_entries(rng, init.mean, std, expect.data(), expect.size());
+    return m == expect;
+  };
+  CHECK(same(net->embed, init.embed_std));
+  for (const Network::Block& b : net->blocks) {
+    CHECK(same(b.wqkv, init.std));
+    CHECK(same(b.wo, init.residual_std));
+    CHECK(same(b.w1, init.std));
+    CHECK(same(b.w2, init.residual_std));
   }
 }
 
