@@ -17,16 +17,32 @@ bool eigen_gemm_available() {
   return ok;
 }
 
-void eigen_gemm(const float* A, int rows, int inner, const float* B, int cols, float* C) {
-  // Eigen sizes its blocks from the cache sizes it reads off the processor; fixed sizes (those of the
-  // AMD EPYC Zen 3 of docs/performance.md: 32 KiB L1, 512 KiB L2, 32 MiB L3) make the summation
-  // order, and so the bits, the same on every machine.
+namespace {
+
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Eigen sizes its blocks from the cache sizes it reads off the processor; fixed sizes (those of the
+// AMD EPYC Zen 3 of docs/performance.md: 32 KiB L1, 512 KiB L2, 32 MiB L3) make the summation order,
+// and so the bits, the same on every machine.
+void fix_blocking() {
   static const bool fixed = (Eigen::setCpuCacheSizes(32 * 1024, 512 * 1024, 32 * 1024 * 1024), true);
   (void)fixed;
-  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+}
+
+}  // namespace
+
+void eigen_gemm(const float* A, int rows, int inner, const float* B, int cols, float* C) {
+  fix_blocking();
   Eigen::Map<const RowMajor> a(A, rows, inner), b(B, inner, cols);
   Eigen::Map<RowMajor> c(C, rows, cols);
   c.noalias() = a * b;
+}
+
+void eigen_gram(const float* Y, int rows, int inner, float* G) {
+  fix_blocking();
+  Eigen::Map<const RowMajor> y(Y, rows, inner);
+  Eigen::Map<RowMajor> g(G, rows, rows);
+  g.noalias() = y * y.transpose();
 }
 
 }  // namespace maskscope::rw

@@ -202,7 +202,11 @@ std::string kernel_name(const Settings& s, KernelChoice kernel) {
   // of 16 pairs, so its parts must not be merged with these).
   if (runs_in_lanes(s, input_basis(s), kernel)) return "lanes-8";
   // A fixed random-weight network on AVX2: Eigen's products on batches of samples (random_weights_batched.hpp).
-  if (kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s)) return "batched x86-64-v3";
+  if (s.random_weights() && RandomWeightsModel::eigen_available()) {
+    // Eigen's products (random_weights_batched.hpp; the per-sample draws' factor times the normals).
+    if (kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s)) return "batched x86-64-v3";
+    return "per-sample x86-64-v3 eigen";
+  }
 #if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("x86-64-v3")) return "per-sample x86-64-v3";  // the kernel's target_clones

@@ -5,6 +5,7 @@
 // parameter-free kernel it is compiled for x86-64-v3 and baseline x86-64 and chosen at run time.
 #include "core/kernel/random_weights.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -66,9 +67,17 @@ namespace {
   const int n = k.n;
   double* G = w.gram.data();
   double* L = w.ld.data();
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j <= i; ++j)
-      G[i * n + j] = simd::dot(Y + std::size_t(i) * inner, Y + std::size_t(j) * inner, inner);
+  // Every entry by the same four-way dot product (dot4; the last block of a row repeats row i), so two
+  // equal rows of Y (a repeated token) give equal entries and the factor a zero column exactly.
+  for (int i = 0; i < n; ++i) {
+    const float* yi = Y + std::size_t(i) * inner;
+    auto row = [&](int j) { return Y + std::size_t(std::min(j, i)) * inner; };
+    for (int j = 0; j <= i; j += 4) {
+      float g4[4];
+      simd::dot4(yi, row(j), row(j + 1), row(j + 2), row(j + 3), inner, g4);
+      for (int t = 0; t < 4 && j + t <= i; ++t) G[i * n + j + t] = g4[t];
+    }
+  }
   for (int j = 0; j < n; ++j) {
     double djj = G[j * n + j];
     for (int p = 0; p < j; ++p) djj -= L[j * n + p] * L[j * n + p];
@@ -89,7 +98,8 @@ namespace {
     for (int p = 0; p < n; ++p) chol[i * n + p] = p <= i ? static_cast<float>(s * L[i * n + p]) : 0.0f;
   float* noise = w.noise.data();
   rng.normals(noise, std::size_t(n) * m);
-  gemm(chol, n, n, noise, m, out);
+  if (k.eigen) rw::eigen_gemm(chol, n, n, noise, m, out);
+  else gemm(chol, n, n, noise, m, out);
   if (mu != 0.0f)
     for (int i = 0; i < n; ++i) {
       const float shift = mu * kernel::sum_of(Y + std::size_t(i) * inner, inner);
@@ -184,6 +194,8 @@ bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
 
 }  // namespace
 
+bool RandomWeightsModel::eigen_available() { return rw::eigen_gemm_available(); }
+
 bool RandomWeightsModel::batched(const Settings& s) {
   return s.weights == WeightsMode::fixed && rw::eigen_gemm_available();
 }
@@ -225,6 +237,7 @@ bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, Blo
   k.slope_coef = keys_.slope_coef.data();
   k.layout = &layout_;
   k.net = network_.get();
+  k.eigen = rw::eigen_gemm_available();
   if (batched_) return rw::run_batched(k, *work_, first_sample, count, sums, trace, cancel);
   return run_samples(k, *work_, first_sample, count, sums, trace, cancel);
 }
