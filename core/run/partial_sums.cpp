@@ -24,11 +24,13 @@ constexpr const char* kMagic = "MASKSCOPE-SUMS 1\n";
 // (Since files of the first layout: packed maps, blocks of about 1e7 multiply-adds, segments of
 // bit_ceil(values per layer / 512) blocks; version 0.2.0: v first in the reduced basis, lane trees
 // ((0+4) + (1+5)) + ((2+6) + (3+7)), segments of bit_ceil(values per layer / 256) blocks; version
-// 0.3.0: fused multiply-adds in the lane kernel's dot products, mix and exponentials.)
+// 0.3.0: fused multiply-adds in the lane kernel's dot products, mix and exponentials; version 0.4.0: a
+// fixed random-weight network's blocks are batches of fixed_batch_samples (Eigen's products).)
 constexpr const char* kNumerics =
     "philox4x32-10 box-muller; reduced basis v first; lane trees 04-15-26-37; "
     "lane fma in dots, mix, exp; packed maps; "
-    "blocks of 1e7, segments of 256 values per layer a block, exact 192-bit 2^-100";
+    "blocks of 1e7, fixed random-weight networks in batches, segments of 256 values per layer a block, "
+    "exact 192-bit 2^-100";
 
 std::uint64_t fnv1a(const char* data, std::size_t size, std::uint64_t h = 0xcbf29ce484222325ULL) {
   for (std::size_t i = 0; i < size; ++i) {
