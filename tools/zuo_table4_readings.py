@@ -92,19 +92,26 @@ def instantiate(raw, r, mu, sigma, L):
     return net
 
 
-def bf16(t):
-    return t.to(torch.bfloat16).to(torch.float32)
+def rounder(precision):
+    """The rounding of a tensor stored in the autocast dtype, or none for fp32."""
+    if precision in ("fp32", "fp64"):
+        return lambda t: t
+    dtype = {"bf16-amp": torch.bfloat16, "fp16-amp": torch.float16}[precision]
+    return lambda t: t.to(dtype).to(torch.float32)
 
 
 def forward(net, tokens, H, gelu, precision, dropout=0.0, gen=None):
     """Views of the hidden states, each [layer 0 = embeddings, layers 1..L]: "residual" (block outputs, the fp32
     residual stream), "ln_f" (ln_f applied to each), "last_ln_f" (block outputs, the last one after ln_f, as
-    Hugging Face's hidden_states), "attn" (the attention sublayer's output after W_O, before the residual add).
+    Hugging Face's hidden_states), "attn" (the attention sublayer's output after W_O, before the residual add),
+    "attn_ln" (ln_f of "attn": its cosines are the Pearson correlations of its entries).
 
     precision "fp32", or "bf16-amp": CUDA autocast with bfloat16 as NanoGPT trains on GPUs with bf16 (the
     paper's RTX 4090): Linear inputs, weights and outputs rounded to bf16 (fp32 accumulation), LayerNorm and
-    softmax in fp32, attention inputs q k v and probabilities bf16, the residual stream and embeddings fp32."""
-    rnd = bf16 if precision == "bf16-amp" else (lambda t: t)
+    softmax in fp32, attention inputs q k v and probabilities bf16, the residual stream and embeddings fp32;
+    "fp16-amp" the same with float16 (NanoGPT's choice on GPUs without bf16); "fp64": every tensor in double
+    (the exact arithmetic's answer, against which the others' rounding shows)."""
+    rnd = rounder(precision)
     def lin(x, W, b):
         y = rnd(x) @ rnd(W)
         if b is not None:
@@ -143,7 +150,14 @@ def forward(net, tokens, H, gelu, precision, dropout=0.0, gen=None):
         x = x + drop(lin(u, lay["mlp_out"], lay["mlp_out_b"]))
         states.append(x)
     return {"residual": states, "ln_f": [layer_norm(s, net["lnf"]) for s in states],
-            "last_ln_f": states[:-1] + [layer_norm(states[-1], net["lnf"])], "attn": attn_outs}
+            "last_ln_f": states[:-1] + [layer_norm(states[-1], net["lnf"])], "attn": attn_outs,
+            "attn_ln": [layer_norm(y, net["lnf"]) for y in attn_outs]}
+
+
+def to_double(net):
+    conv = lambda v: tuple(t.double() for t in v) if isinstance(v, tuple) else (None if v is None else v.double())
+    return {"embed": net["embed"].double(), "lnf": conv(net["lnf"]),
+            "layers": [{k: conv(v) for k, v in lay.items()} for lay in net["layers"]]}
 
 
 _triples = {}
@@ -186,7 +200,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--readings", default=",".join(READINGS), help="comma-separated names of READINGS")
     p.add_argument("--mu", default="0,4,8")
-    p.add_argument("--precision", default="fp32", help="fp32, bf16-amp, or both comma-separated")
+    p.add_argument("--precision", default="fp32", help="fp32, bf16-amp, fp16-amp, fp64, comma-separated")
     p.add_argument("--inputs", default="uniform", choices=["uniform", "reversal"])
     p.add_argument("--dropout", type=float, default=0.0, help="NanoGPT's dropout left on (train mode), e.g. 0.2")
     p.add_argument("--seeds", type=int, default=4, help="networks (weight seeds 1..S)")
@@ -197,7 +211,7 @@ def main():
     p.add_argument("--n", type=int, default=22)
     p.add_argument("--V", type=int, default=16)
     p.add_argument("--sigma", type=float, default=0.02)
-    p.add_argument("--views", default="residual,ln_f", help="comma-separated: residual, ln_f, last_ln_f, attn (see forward)")
+    p.add_argument("--views", default="residual,ln_f", help="comma-separated: residual, ln_f, last_ln_f, attn, attn_ln (see forward)")
     a = p.parse_args()
     torch.set_num_threads(1)
     names = a.readings.split(",")
@@ -220,6 +234,8 @@ def main():
                 for seed in range(1, a.seeds + 1):
                     raw = draw_network(seed, a.L, a.d, a.V, a.sigma, bias=True)
                     net = instantiate(raw, r, mu, a.sigma, a.L)
+                    if prec == "fp64":
+                        net = to_double(net)
                     gen = torch.Generator().manual_seed(1000 + seed)
                     tokens = draw_tokens(gen, a.samples, a.n, a.V, a.inputs)
                     with torch.no_grad():
