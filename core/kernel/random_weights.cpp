@@ -82,7 +82,7 @@ struct RwArgs {
   int n, d, layers, heads, dh;
   Norm norm;
   float gamma, scale;
-  bool rope, mlp, fixed;
+  bool rope, mlp, fixed, attention_output;  // attention_output: HiddenState::attention
   std::int64_t vocab;
   InitStd init;
   const int* lo;
@@ -139,10 +139,10 @@ struct RwArgs {
 
 // out = Y W with the network's W (fixed) or a fresh draw (per_sample).
 [[gnu::always_inline]] inline void product(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
-                                           const float* Y, int inner, const std::vector<float>* fixed, int m, float s,
-                                           float* out) {
+                                           const float* Y, int inner, const std::vector<float>* fixed, int m, float mu,
+                                           float s, float* out) {
   if (k.fixed) gemm(Y, k.n, inner, fixed->data(), m, out);
-  else random_product(k, w, rng, Y, inner, m, k.init.mean, s, out);
+  else random_product(k, w, rng, Y, inner, m, mu, s, out);
 }
 
 // x_i = E[t_i] for n ids uniform over the vocabulary. Per sample, only the rows the sequence uses
@@ -192,7 +192,7 @@ inline kernel::LayerArgs layer_args(const RwArgs& k) {
   for (int i = 0; i < n; ++i)
     kernel::normalize_row(k.norm, w.x.data() + std::size_t(i) * d, w.y.data() + std::size_t(i) * d, d, kNormEps,
                           float(d));
-  product(k, w, rng, w.y.data(), d, block ? &block->wqkv : nullptr, 3 * d, k.init.std, w.qkv.data());
+  product(k, w, rng, w.y.data(), d, block ? &block->wqkv : nullptr, 3 * d, k.init.mean, k.init.std, w.qkv.data());
   for (int h = 0; h < H; ++h)  // head-major copies: head h's q, k, v rows contiguous
     for (int i = 0; i < n; ++i) {
       const float* row = w.qkv.data() + std::size_t(i) * 3 * d + std::size_t(h) * dh;
@@ -221,7 +221,8 @@ inline kernel::LayerArgs layer_args(const RwArgs& k) {
                           w.o.data() + std::size_t(i) * d + std::size_t(h) * dh);
     kernel::head_metrics(la, h, S, A, lm);
   }
-  product(k, w, rng, w.o.data(), d, block ? &block->wo : nullptr, d, k.init.residual_std, w.att.data());
+  product(k, w, rng, w.o.data(), d, block ? &block->wo : nullptr, d, k.init.residual_mean, k.init.residual_std,
+          w.att.data());
   for (std::size_t e = 0; e < w.nd(); ++e) w.hres[e] = k.gamma * w.x[e] + w.att[e];
 }
 
@@ -236,9 +237,10 @@ inline kernel::LayerArgs layer_args(const RwArgs& k) {
   for (int i = 0; i < n; ++i)
     kernel::normalize_row(k.norm, w.hres.data() + std::size_t(i) * d, w.z.data() + std::size_t(i) * d, d, kNormEps,
                           float(d));
-  product(k, w, rng, w.z.data(), d, block ? &block->w1 : nullptr, 4 * d, k.init.std, w.u.data());
+  product(k, w, rng, w.z.data(), d, block ? &block->w1 : nullptr, 4 * d, k.init.mean, k.init.std, w.u.data());
   gelu_inplace(w.u.data(), 4 * w.nd());
-  product(k, w, rng, w.u.data(), 4 * d, block ? &block->w2 : nullptr, d, k.init.residual_std, w.att.data());
+  product(k, w, rng, w.u.data(), 4 * d, block ? &block->w2 : nullptr, d, k.init.residual_mean, k.init.residual_std,
+          w.att.data());
   for (std::size_t e = 0; e < w.nd(); ++e) w.xn[e] = w.hres[e] + w.att[e];
 }
 
@@ -296,8 +298,9 @@ bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
       if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
       const Network::Block* block = k.fixed ? &k.net->blocks[l] : nullptr;
       attention(k, w, rng, block, lm);
+      if (k.attention_output) hidden_metrics(k, w, w.att.data(), lm);  // before the MLP reuses w.att
       mlp(k, w, rng, block);
-      hidden_metrics(k, w, w.xn.data(), lm);
+      if (!k.attention_output) hidden_metrics(k, w, w.xn.data(), lm);
       if (sums) accumulate(k, w, l, true, lm, *sums);
       if (record) record_layer(k, w, lm, trace->layers[l]);
       std::swap(w.x, w.xn);
@@ -331,6 +334,7 @@ bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, Blo
   k.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(k.dh)));
   k.rope = s_.rope();
   k.mlp = s_.mlp;
+  k.attention_output = s_.hidden == HiddenState::attention;
   k.fixed = network_ != nullptr;
   k.vocab = s_.vocab;
   k.init = init_of(s_);

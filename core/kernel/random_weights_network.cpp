@@ -30,12 +30,12 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
     b.wqkv.resize(d * 3 * d);
     b.wo.resize(d * d);
     draw_entries(rng, init.mean, init.std, b.wqkv.data(), b.wqkv.size());
-    draw_entries(rng, init.mean, init.residual_std, b.wo.data(), b.wo.size());
+    draw_entries(rng, init.residual_mean, init.residual_std, b.wo.data(), b.wo.size());
     if (s.mlp) {
       b.w1.resize(d * 4 * d);
       b.w2.resize(4 * d * d);
       draw_entries(rng, init.mean, init.std, b.w1.data(), b.w1.size());
-      draw_entries(rng, init.mean, init.residual_std, b.w2.data(), b.w2.size());
+      draw_entries(rng, init.residual_mean, init.residual_std, b.w2.data(), b.w2.size());
     }
   }
   return net;
@@ -45,10 +45,11 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
 
 std::shared_ptr<const Network> fixed_network(const Settings& s) {
   // The workers of a run (and runs of the same network) share one copy while any of them lives.
-  using Key = std::tuple<std::int64_t, int, int, bool, double, double, double, std::uint64_t>;
+  using Key = std::tuple<std::int64_t, int, int, bool, double, double, double, ResidualMean, std::uint64_t>;
   static std::mutex mutex;
   static std::map<Key, std::weak_ptr<const Network>> cache;
-  const Key key{s.vocab, s.d, s.layers, s.mlp, s.init_mean, s.init_std, s.embedding_std(), s.weight_seed};
+  const Key key{s.vocab,         s.d,          s.layers, s.mlp, s.init_mean, s.init_std, s.embedding_std(),
+                s.residual_mean, s.weight_seed};
   std::lock_guard lock(mutex);
   for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
   if (auto found = cache.find(key); found != cache.end())
