@@ -38,8 +38,8 @@ READINGS = {
     # Only the Embedding branch of _init_weights changed and E not tied to lm_head (with tying lm_head's
     # Linear draw, made after E's, wins and no parameter gets the mean: exactly the mu 0 network).
     "embedding-only-untied": dict(mean=("embed",), scale_mean=False, gelu="tanh"),
-    # Only the Linear branch changed (with tying E is lm_head's draw, so E gets the mean), c_proj loop as written.
-    # Same groups as nanogpt-init-weights; kept as its own name in the docs, not measured twice.
+    # (Only the Linear branch changed, with tying: E is lm_head's draw and gets the mean, c_proj loop as written;
+    # the same groups as nanogpt-init-weights, so not a reading of its own.)
     # Every parameter N(mu, sigma^2) (GPT-2 biases present; LayerNorm gains and biases included; c_proj std scaled).
     "every-parameter": dict(mean=GROUPS, scale_mean=False, gelu="tanh", bias=True, bias_mean=True, ln_mean=True),
     # Linear biases present and drawn N(mu, sigma^2) with the weights; LayerNorm affine 1 and 0.
@@ -198,7 +198,7 @@ def draw_tokens(gen, B, n, V, inputs):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--readings", default=",".join(READINGS), help="comma-separated names of READINGS")
+    p.add_argument("--readings", default=",".join(READINGS), help="comma-separated, of: " + ", ".join(READINGS))
     p.add_argument("--mu", default="0,4,8")
     p.add_argument("--precision", default="fp32", help="fp32, bf16-amp, fp16-amp, fp64, comma-separated")
     p.add_argument("--inputs", default="uniform", choices=["uniform", "reversal"])
