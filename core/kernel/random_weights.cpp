@@ -110,10 +110,10 @@ namespace {
 
 // out = Y W with the network's W (fixed) or a fresh draw (per_sample).
 [[gnu::always_inline]] inline void product(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
-                                           const float* Y, int inner, const std::vector<float>* fixed, int m, float s,
-                                           float* out) {
+                                           const float* Y, int inner, const std::vector<float>* fixed, int m, float mu,
+                                           float s, float* out) {
   if (k.fixed) gemm(Y, k.n, inner, fixed->data(), m, out);
-  else random_product(k, w, rng, Y, inner, m, k.init.mean, s, out);
+  else random_product(k, w, rng, Y, inner, m, mu, s, out);
 }
 
 // x_i = E[t_i] for n ids uniform over the vocabulary. Per sample, only the rows the sequence uses
@@ -143,9 +143,10 @@ namespace {
                                              const Network::Block* block, kernel::LayerMetrics& lm) {
   const int d = k.d;
   rw::normalize_rows(k, w.x.data(), w.y.data(), std::size_t(k.n));
-  product(k, w, rng, w.y.data(), d, block ? &block->wqkv : nullptr, 3 * d, k.init.std, w.qkv.data());
+  product(k, w, rng, w.y.data(), d, block ? &block->wqkv : nullptr, 3 * d, k.init.mean, k.init.std, w.qkv.data());
   rw::attend(k, w.qkv.data(), w.heads_scratch(), w.s.data(), w.a.data(), w.o.data(), lm);
-  product(k, w, rng, w.o.data(), d, block ? &block->wo : nullptr, d, k.init.residual_std, w.att.data());
+  product(k, w, rng, w.o.data(), d, block ? &block->wo : nullptr, d, k.init.residual_mean, k.init.residual_std,
+          w.att.data());
   for (std::size_t e = 0; e < w.nd(); ++e) w.hres[e] = k.gamma * w.x[e] + w.att[e];
 }
 
@@ -158,9 +159,10 @@ namespace {
     return;
   }
   rw::normalize_rows(k, w.hres.data(), w.z.data(), std::size_t(k.n));
-  product(k, w, rng, w.z.data(), d, block ? &block->w1 : nullptr, 4 * d, k.init.std, w.u.data());
+  product(k, w, rng, w.z.data(), d, block ? &block->w1 : nullptr, 4 * d, k.init.mean, k.init.std, w.u.data());
   gelu_inplace(w.u.data(), 4 * w.nd());
-  product(k, w, rng, w.u.data(), 4 * d, block ? &block->w2 : nullptr, d, k.init.residual_std, w.att.data());
+  product(k, w, rng, w.u.data(), 4 * d, block ? &block->w2 : nullptr, d, k.init.residual_mean, k.init.residual_std,
+          w.att.data());
   for (std::size_t e = 0; e < w.nd(); ++e) w.xn[e] = w.hres[e] + w.att[e];
 }
 
@@ -181,8 +183,9 @@ bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
       if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
       const Network::Block* block = k.fixed ? &k.net->blocks[l] : nullptr;
       attention(k, w, rng, block, lm);
+      if (k.attention_output) rw::hidden_metrics(k, ms, w.att.data(), lm);  // before the MLP reuses w.att
       mlp(k, w, rng, block);
-      rw::hidden_metrics(k, ms, w.xn.data(), lm);
+      if (!k.attention_output) rw::hidden_metrics(k, ms, w.xn.data(), lm);
       if (sums) rw::accumulate(k, ms, l, true, w.s.data(), w.a.data(), lm, *sums);
       if (record) rw::record_layer(k, w.y.data(), w.xn.data(), w.s.data(), w.a.data(), lm, trace->layers[l]);
       std::swap(w.x, w.xn);
@@ -227,6 +230,7 @@ bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, Blo
   k.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(k.dh)));
   k.rope = s_.rope();
   k.mlp = s_.mlp;
+  k.attention_output = s_.hidden == HiddenState::attention;
   k.fixed = network_ != nullptr;
   k.vocab = s_.vocab;
   k.init = rw::init_of(s_);

@@ -54,6 +54,12 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
                w.metrics[t]);
       eigen_gemm(w.o.data(), int(rows), d, block.wo.data(), d, w.att.data());
       for (std::size_t e = r0; e < r1; ++e) w.hres[e] = k.gamma * w.x[e] + w.att[e];
+      auto layer_sums = [&](int t, const float* hidden) {
+        hidden_metrics(k, ms, hidden, w.metrics[t]);
+        if (sums) accumulate(k, ms, l, true, S(t), A(t), w.metrics[t], *sums);
+      };
+      if (k.attention_output)  // the attention sublayer's output, before the MLP reuses w.att
+        for (int t = lo; t < hi; ++t) layer_sums(t, w.att.data() + std::size_t(t) * nd);
       // x' = h + GELU(Norm(h) W_1) W_2
       if (k.mlp) {
         normalize_rows(k, w.hres.data() + r0, w.z.data() + r0, std::size_t(hi - lo) * n);
@@ -67,8 +73,7 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
       }
       for (int t = lo; t < hi; ++t) {
         const float* x_out = w.xn.data() + std::size_t(t) * nd;
-        hidden_metrics(k, ms, x_out, w.metrics[t]);
-        if (sums) accumulate(k, ms, l, true, S(t), A(t), w.metrics[t], *sums);
+        if (!k.attention_output) layer_sums(t, x_out);
         if (t == traced)
           record_layer(k, w.y.data() + std::size_t(t) * nd, x_out, S(t), A(t), w.metrics[t], trace->layers[l]);
       }

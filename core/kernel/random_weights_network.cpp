@@ -47,10 +47,10 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
   net->blocks.resize(s.layers);
   for (Network::Block& b : net->blocks) {
     add(b.wqkv, d * 3 * d, init.mean, init.std);
-    add(b.wo, d * d, init.mean, init.residual_std);
+    add(b.wo, d * d, init.residual_mean, init.residual_std);
     if (s.mlp) {
       add(b.w1, d * 4 * d, init.mean, init.std);
-      add(b.w2, 4 * d * d, init.mean, init.residual_std);
+      add(b.w2, 4 * d * d, init.residual_mean, init.residual_std);
     }
   }
   // Chunks of 2^18 normals (a multiple of 64), drawn on up to 8 threads: a normal's value depends only on
@@ -86,10 +86,11 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
 
 std::shared_ptr<const Network> fixed_network(const Settings& s) {
   // The workers of a run (and runs of the same network) share one copy while any of them lives.
-  using Key = std::tuple<std::int64_t, int, int, bool, double, double, double, std::uint64_t>;
+  using Key = std::tuple<std::int64_t, int, int, bool, double, double, double, ResidualMean, std::uint64_t>;
   static std::mutex mutex;
   static std::map<Key, std::weak_ptr<const Network>> cache;
-  const Key key{s.vocab, s.d, s.layers, s.mlp, s.init_mean, s.init_std, s.embedding_std(), s.weight_seed};
+  const Key key{s.vocab,         s.d,          s.layers, s.mlp, s.init_mean, s.init_std, s.embedding_std(),
+                s.residual_mean, s.weight_seed};
   std::lock_guard lock(mutex);
   for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
   if (auto found = cache.find(key); found != cache.end())

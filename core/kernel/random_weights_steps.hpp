@@ -24,6 +24,7 @@ struct RwArgs {
   Norm norm;
   float gamma, scale;
   bool rope, mlp, fixed;
+  bool attention_output;  // the metrics of the attention sublayer's output (HiddenState::attention)
   bool eigen;  // eigen_gemm for the per-sample draws' products (the processor has AVX2 and FMA)
   std::int64_t vocab;
   InitStd init;

@@ -90,6 +90,8 @@ std::string_view to_string(Norm v) { return enum_name(kNormNames, v); }
 std::string_view to_string(Scale v) { return enum_name(kScaleNames, v); }
 std::string_view to_string(Model v) { return enum_name(kModelNames, v); }
 std::string_view to_string(WeightsMode v) { return enum_name(kWeightsNames, v); }
+std::string_view to_string(ResidualMean v) { return enum_name(kResidualMeanNames, v); }
+std::string_view to_string(HiddenState v) { return enum_name(kHiddenStateNames, v); }
 std::optional<Norm> parse_norm(std::string_view t) { return enum_value(kNormNames, t); }
 std::optional<Scale> parse_scale(std::string_view t) { return enum_value(kScaleNames, t); }
 std::optional<Model> parse_model(std::string_view t) { return enum_value(kModelNames, t); }
@@ -138,7 +140,8 @@ double scale_factor(Scale scale, int d) {
 std::optional<Model> setting_family(std::string_view key) {
   for (std::string_view k : {"alpha", "scale", "unit_input"})
     if (key == k) return Model::parameter_free;
-  for (std::string_view k : {"heads", "vocab", "mlp", "init_mean", "init_std", "embed_std", "weights", "weight_seed"})
+  for (std::string_view k : {"heads", "vocab", "mlp", "init_mean", "init_std", "embed_std", "residual_mean", "hidden",
+                             "weights", "weight_seed"})
     if (key == k) return Model::random_weights;
   return std::nullopt;
 }
@@ -148,6 +151,7 @@ std::string short_label(const Settings& s) {
   if (s.random_weights()) {
     os << "mu=" << s.init_mean << ", sigma=" << s.init_std;
     if (s.embed_std) os << ", embed sigma=" << *s.embed_std;
+    if (s.residual_mean == ResidualMean::zero) os << ", W_O W_2 mean 0";
   } else {
     os << "alpha=" << s.alpha;
   }
@@ -164,6 +168,7 @@ std::string short_label(const Settings& s) {
     if (s.heads > 1) os << ", H=" << s.heads;
     if (!s.mlp) os << ", no MLP";
     if (s.weights == WeightsMode::fixed) os << ", fixed net";
+    if (s.hidden == HiddenState::attention) os << ", attention output";
   }
   return os.str();
 }

@@ -22,6 +22,15 @@ enum class Model { parameter_free, random_weights };
 // random_weights: a fresh network every sample (expectation over initializations) or one
 // network from weight_seed (samples vary the tokens only).
 enum class WeightsMode { per_sample, fixed };
+// random_weights: the mean of the residual projections W_O and W_2. init_mean: N(mu_init, .) like every
+// weight; zero: N(0, .), as NanoGPT draws them when only its _init_weights gets the changed mean (its
+// separate c_proj loop re-draws them with mean 0; Zuo et al. Table 4, docs/papers.md).
+enum class ResidualMean { init_mean, zero };
+// random_weights: the hidden state of layers 1..L whose cosines, adjacency and norms are measured. block:
+// the block's output x' (the residual stream); attention: the attention sublayer's output concat(A v) W_O,
+// before the residual add (the reading of Zuo et al.'s "causal attention's output embeddings" that
+// reproduces their Table 4, docs/papers.md).
+enum class HiddenState { block, attention };
 
 // The names of each enum as the command line, JSON and presets spell them (enum_names.hpp).
 inline constexpr EnumTable<Norm, 4> kNormNames{
@@ -31,6 +40,10 @@ inline constexpr EnumTable<Model, 2> kModelNames{
     {{Model::parameter_free, "parameter_free"}, {Model::random_weights, "random_weights"}}};
 inline constexpr EnumTable<WeightsMode, 2> kWeightsNames{
     {{WeightsMode::per_sample, "per_sample"}, {WeightsMode::fixed, "fixed"}}};
+inline constexpr EnumTable<ResidualMean, 2> kResidualMeanNames{
+    {{ResidualMean::init_mean, "init_mean"}, {ResidualMean::zero, "zero"}}};
+inline constexpr EnumTable<HiddenState, 2> kHiddenStateNames{
+    {{HiddenState::block, "block"}, {HiddenState::attention, "attention"}}};
 
 struct Settings {
   int n = 10;                       // tokens
@@ -52,12 +65,14 @@ struct Settings {
   // Model family and the random-weight network's settings (docs/model.md section 7); alpha, scale and
   // unit_input apply to parameter_free only, the fields below to random_weights only.
   Model model = Model::parameter_free;
-  int heads = 1;                    // H; d divisible by H, d_h = d / H
-  std::int64_t vocab = 16;          // V: token ids uniform over V
-  bool mlp = true;                  // GELU(Norm(h) W_1) W_2 with W_1 in R^(d x 4d)
-  double init_mean = 0.0;           // mu_init of every weight
-  double init_std = 0.02;           // sigma_init (NanoGPT); W_O, W_2 get sigma_init / sqrt(2 L)
-  std::optional<double> embed_std;  // std of the embedding table; unset = init_std
+  int heads = 1;                                         // H; d divisible by H, d_h = d / H
+  std::int64_t vocab = 16;                               // V: token ids uniform over V
+  bool mlp = true;                                       // GELU(Norm(h) W_1) W_2 with W_1 in R^(d x 4d)
+  double init_mean = 0.0;                                // mu_init of every weight
+  double init_std = 0.02;                                // sigma_init (NanoGPT); W_O, W_2 get sigma_init / sqrt(2 L)
+  std::optional<double> embed_std;                       // std of the embedding table; unset = init_std
+  ResidualMean residual_mean = ResidualMean::init_mean;  // mean of W_O and W_2
+  HiddenState hidden = HiddenState::block;               // the measured hidden state of layers 1..L
   WeightsMode weights = WeightsMode::per_sample;
   std::uint64_t weight_seed = 1;  // the network of `fixed`
 
@@ -105,6 +120,8 @@ std::optional<Norm> parse_norm(std::string_view text);
 std::optional<Scale> parse_scale(std::string_view text);
 std::string_view to_string(Model v);
 std::string_view to_string(WeightsMode v);
+std::string_view to_string(ResidualMean v);
+std::string_view to_string(HiddenState v);
 std::optional<Model> parse_model(std::string_view text);
 std::optional<WeightsMode> parse_weights(std::string_view text);
 // Parses "causal", "bidirectional" or "window:W" into s.mask / s.window; false if malformed.

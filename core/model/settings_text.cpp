@@ -31,6 +31,12 @@ constexpr SettingFlag kSettingFlags[] = {
     {"init-mean", "init_mean", "mean of every initial weight [-100, 100]", SettingValue::real},
     {"init-std", "init_std", "std of the initial weights [0, 100]; W_O, W_2 get std / sqrt(2 L)", SettingValue::real},
     {"embed-std", "embed_std", "std of the embedding table [0, 100] (default: init-std)", SettingValue::real},
+    {"residual-mean", "residual_mean",
+     "mean of W_O and W_2: init_mean (like every weight) | zero (NanoGPT's c_proj init as written)",
+     SettingValue::name},
+    {"hidden", "hidden",
+     "hidden state measured in layers 1..L: block (the block's output) | attention (the attention sublayer's output)",
+     SettingValue::name},
     {"weights", "weights", "per_sample (a new network every sample) | fixed (one network from --weight-seed)",
      SettingValue::name},
     {"weight-seed", "weight_seed", "seed of the fixed network [0, 2^64 - 1]", SettingValue::whole},
@@ -64,6 +70,8 @@ nlohmann::json settings_to_json(const Settings& s) {
       {"init_mean", s.init_mean},
       {"init_std", s.init_std},
       {"embed_std", s.embed_std ? nlohmann::json(*s.embed_std) : nlohmann::json(nullptr)},
+      {"residual_mean", std::string(to_string(s.residual_mean))},
+      {"hidden", std::string(to_string(s.hidden))},
       {"weights", std::string(to_string(s.weights))},
       {"weight_seed", s.weight_seed},
   };
@@ -113,6 +121,8 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
   };
   named("model", kModelNames, t.model);
   named("weights", kWeightsNames, t.weights);
+  named("residual_mean", kResidualMeanNames, t.residual_mean);
+  named("hidden", kHiddenStateNames, t.hidden);
   named("norm", kNormNames, t.norm);
   named("scale", kScaleNames, t.scale);
   if (j.contains("mask")) {
@@ -126,7 +136,9 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
 
 void setting_from_text(const std::string& key, const std::string& text, Settings& s) {
   nlohmann::json v;
-  if (key == "norm" || key == "scale" || key == "mask" || key == "model" || key == "weights") v = text;
+  if (key == "norm" || key == "scale" || key == "mask" || key == "model" || key == "weights" ||
+      key == "residual_mean" || key == "hidden")
+    v = text;
   else if (key == "unit_input" || key == "mlp") v = text;  // boolean() reads "0", "1", "true", "false"
   else v = number_from_text(key, text);
   settings_from_json(nlohmann::json{{key, v}}, s, "");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli_test_helpers.hpp"
+#include "core/model/settings.hpp"
 
 using namespace cli_test;
 
@@ -22,11 +23,10 @@ nlohmann::json run_of(const nlohmann::json& settings, const std::string& name) {
     for (char& c : flag)
       if (c == '_') c = '-';
     if (flag == "rope-scramble" && value == 0) continue;
-    const bool rw = settings["model"] == "random_weights";
-    const bool rw_only = key == "heads" || key == "vocab" || key == "mlp" || key == "init_mean" || key == "init_std" ||
-                         key == "weights" || key == "weight_seed";
-    const bool pf_only = key == "alpha" || key == "scale" || key == "unit_input";
-    if ((rw && pf_only) || (!rw && rw_only)) continue;
+    // A setting of the other family is refused by `run`; the core's one table says which is whose.
+    const maskscope::Model model =
+        settings["model"] == "random_weights" ? maskscope::Model::random_weights : maskscope::Model::parameter_free;
+    if (const auto family = maskscope::setting_family(key); family && *family != model) continue;
     flags += " --" + flag + " " + (value.is_string() ? value.get<std::string>() : value.dump());
   }
   const std::string out = work(name);

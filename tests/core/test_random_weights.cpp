@@ -170,6 +170,81 @@ TEST_CASE("initialization: N(mu, sigma^2), residual projections sigma / sqrt(2L)
   CHECK(fixed_network(other)->blocks[1].wo != net->blocks[1].wo);
 }
 
+TEST_CASE("residual_mean zero: W_O and W_2 drawn with mean 0, E, W_QKV and W_1 still with mu") {
+  // NanoGPT's c_proj loop as written (docs/papers.md, Table 4): only the residual projections lose the mean.
+  Settings s = random_weights(4, 32, 2, 3, 1);
+  s.weights = WeightsMode::fixed;
+  s.init_mean = 4.0;
+  s.init_std = 0.1;
+  s.vocab = 300;
+  s.residual_mean = ResidualMean::zero;
+  const auto net = fixed_network(s);
+  auto check = [](const std::vector<float>& w, double mu, double sigma) {
+    const double N = double(w.size());
+    CHECK(std::abs(mean_of(w) - mu) < 4 * sigma / std::sqrt(N));
+    CHECK(std::abs(std_of(w) - sigma) < 4 * sigma / std::sqrt(2 * N));
+  };
+  check(net->embed, 4.0, 0.1);
+  for (const auto& b : net->blocks) {
+    check(b.wqkv, 4.0, 0.1);
+    check(b.w1, 4.0, 0.1);
+    check(b.wo, 0.0, 0.1 / std::sqrt(6.0));
+    check(b.w2, 0.0, 0.1 / std::sqrt(6.0));
+  }
+  // A network of its own (the cache keys on the setting), with the same draws shifted by mu.
+  Settings all = s;
+  all.residual_mean = ResidualMean::init_mean;
+  const auto with_mean = fixed_network(all);
+  REQUIRE(with_mean->blocks[0].wo.size() == net->blocks[0].wo.size());
+  CHECK(with_mean->blocks[0].wo[7] - net->blocks[0].wo[7] == doctest::Approx(4.0).epsilon(1e-6));
+  CHECK(with_mean->blocks[2].wqkv == net->blocks[2].wqkv);
+}
+
+TEST_CASE("hidden attention: the attention sublayer's output; without residual and MLP it is the block's") {
+  for (WeightsMode mode : {WeightsMode::per_sample, WeightsMode::fixed}) {
+    INFO("weights ", to_string(mode));
+    Settings s = random_weights(10, 32, 2, 2, 300);
+    s.weights = mode;
+    s.gamma = 0.0;
+    s.mlp = false;
+    Settings a = s;
+    a.hidden = HiddenState::attention;
+    const auto block = run_to_completion(s), attn = run_to_completion(a);
+    for (std::size_t l = 0; l < block->layers.size(); ++l) {
+      CHECK(attn->layers[l].adjacency == block->layers[l].adjacency);
+      CHECK(attn->layers[l].norm_adjacency == block->layers[l].norm_adjacency);
+    }
+  }
+  // With the residual and the MLP the block's output carries each token's embedding; the attention output
+  // is a running mean of the values and orders its neighbours far more often (Zuo et al. Table 4).
+  Settings s = random_weights(22, 96, 2, 1, 1500);
+  Settings a = s;
+  a.hidden = HiddenState::attention;
+  const auto block = run_to_completion(s), attn = run_to_completion(a);
+  const LayerStats &b1 = block->layers[0], &a1 = attn->layers[0];
+  CHECK(a1.adjacency - b1.adjacency > 10 * std::hypot(a1.adjacency_se, b1.adjacency_se));
+  CHECK(a1.adjacency > 0.9);
+}
+
+TEST_CASE("residual_mean zero: the layer-1 attention output does not see mu (LayerNorm removes it)") {
+  // Norm(x) has zero mean over its d entries, so mu (Norm(x) 1) 1^T vanishes from Norm(x) W_Q, W_K, W_V and
+  // W_1; only W_O's and W_2's mean would add a direction shared by every token (docs/papers.md, Table 4).
+  Settings s = random_weights(16, 64, 2, 1, 3000);
+  s.hidden = HiddenState::attention;
+  s.residual_mean = ResidualMean::zero;
+  Settings m4 = s;
+  m4.init_mean = 4.0;
+  m4.seed = 7;  // other draws: the two estimates are independent
+  const auto zero = run_to_completion(s), four = run_to_completion(m4);
+  const LayerStats &z = zero->layers[0], &f = four->layers[0];
+  CHECK(std::abs(f.adjacency - z.adjacency) < 4 * std::hypot(f.adjacency_se, z.adjacency_se));
+  // With W_O's mean mu the attention outputs share the direction 1 and their order is mostly lost.
+  Settings shared = m4;
+  shared.residual_mean = ResidualMean::init_mean;
+  const LayerStats g = run_to_completion(shared)->layers[0];
+  CHECK(z.adjacency - g.adjacency > 10 * std::hypot(z.adjacency_se, g.adjacency_se));
+}
+
 TEST_CASE("per-sample weights have the law of explicitly drawn networks") {
   // The per-sample kernel draws Y W through the Gram matrix of Y (random_weights.cpp). Compare
   // its layer-1 and layer-2 statistics with 400 explicitly drawn (fixed) networks of 50 samples.

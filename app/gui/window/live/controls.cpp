@@ -111,6 +111,22 @@ void random_network_controls(Settings& s) {
       s.embed_std = e;
     explain_family("Standard deviation of the embedding table.", off, kRandomWeightsOnly);
   }
+  int residual_mean = static_cast<int>(s.residual_mean);
+  if (ImGui::Combo("W_O W_2 mean", &residual_mean, "init mean\0zero (NanoGPT c_proj)\0"))
+    s.residual_mean = static_cast<ResidualMean>(residual_mean);
+  explain_family(
+      "Mean of the residual projections W_O and W_2. init mean: mu like every weight. zero: NanoGPT's "
+      "c_proj init as written when only _init_weights gets the changed mean (the reading that reproduces "
+      "Zuo et al. Table 4).",
+      off, kRandomWeightsOnly);
+  int hidden = static_cast<int>(s.hidden);
+  if (ImGui::Combo("hidden state", &hidden, "block output\0attention output\0"))
+    s.hidden = static_cast<HiddenState>(hidden);
+  explain_family(
+      "The hidden state of layers 1..L whose cosines, adjacency and norms are shown. block output: the "
+      "residual stream after the block. attention output: concat(A v) W_O before the residual add (Zuo et "
+      "al.'s \"causal attention's output embeddings\"; with it their Table 4 is reproduced).",
+      off, kRandomWeightsOnly);
   int weights = static_cast<int>(s.weights);
   if (ImGui::Combo("weights", &weights, "new network per sample\0one fixed network\0"))
     s.weights = static_cast<WeightsMode>(weights);
