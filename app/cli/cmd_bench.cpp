@@ -80,8 +80,8 @@ int cmd_bench(BenchFlags& b) {
   const int threads = resolved_threads(zf);
   const int gemm_rows = fixed_batch_samples(zf) * zf.n;
   const double peak = gemm_reference_gflops(gemm_rows, zf.d, 4 * zf.d, resolved_threads(zf), std::min(b.seconds, 2.0));
-  std::printf("GEMM reference (Eigen, single precision, (%d x %d) x (%d x %d), %d threads): %.1f GFLOP/s\n",
-              gemm_rows, zf.d, zf.d, 4 * zf.d, threads, peak);
+  std::printf("GEMM reference (Eigen, single precision, (%d x %d) x (%d x %d), %d threads): %.1f GFLOP/s\n", gemm_rows,
+              zf.d, zf.d, 4 * zf.d, threads, peak);
   std::fflush(stdout);
   for (Case k : {Case{"n10_d64_L4_layernorm_alpha0.5", a}, Case{"n50_d64_L4_l2_gamma1_alpha0.2", c},
                  Case{"random_weights_n22_d384_H6_L6_per_sample", z}, Case{"random_weights_n22_d384_H6_L6_fixed", zf},
@@ -93,8 +93,8 @@ int cmd_bench(BenchFlags& b) {
     run.cancel();
     run.wait();
     auto snap = run.snapshot();
-    std::printf("%-42s %12.1f samples/s  (%lld samples in %.2f s, %d threads, %s kernel)", k.name,
-                snap->samples_per_s, static_cast<long long>(snap->samples_done), snap->elapsed_s, resolved_threads(k.s),
+    std::printf("%-42s %12.1f samples/s  (%lld samples in %.2f s, %d threads, %s kernel)", k.name, snap->samples_per_s,
+                static_cast<long long>(snap->samples_done), snap->elapsed_s, resolved_threads(k.s),
                 kernel_name(k.s).c_str());
     if (k.s.random_weights()) {  // the forward pass's GFLOP/s, all metrics included in the time
       const double gflops = snap->samples_per_s * forward_flops(k.s) / 1e9;

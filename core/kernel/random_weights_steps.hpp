@@ -25,7 +25,7 @@ struct RwArgs {
   float gamma, scale;
   bool rope, mlp, fixed;
   bool attention_output;  // the metrics of the attention sublayer's output (HiddenState::attention)
-  bool eigen;  // eigen_gemm for the per-sample draws' products (the processor has AVX2 and FMA)
+  bool eigen;             // eigen_gemm for the per-sample draws' products (the processor has AVX2 and FMA)
   std::int64_t vocab;
   InitStd init;
   const int* lo;
@@ -129,8 +129,7 @@ struct MetricScratch {
 [[gnu::always_inline]] inline void accumulate(const RwArgs& k, const MetricScratch& ms, int l, bool maps,
                                               const float* S_heads, const float* A_heads,
                                               const kernel::LayerMetrics& lm, BlockSums& sums) {
-  kernel::accumulate_layer(layer_args(k), l, maps, S_heads, A_heads, ms.s_mean, ms.a_mean, ms.c, ms.inv_norm, lm,
-                           sums);
+  kernel::accumulate_layer(layer_args(k), l, maps, S_heads, A_heads, ms.s_mean, ms.a_mean, ms.c, ms.inv_norm, lm, sums);
 }
 
 // The embeddings of a traced sample (layer 0).
@@ -178,8 +177,8 @@ struct RandomWeightsModel::Work {
   std::vector<float> s, a;                               // batch x heads blocks of n x n (+ 8 floats of slack)
   std::vector<float> qh, kh, vh, s_mean, a_mean, c, inv_norm, norms, zeros, noise, chol;
   std::vector<double> gram, ld;
-  std::vector<std::int64_t> tokens;                // batch n ids
-  std::vector<kernel::LayerMetrics> metrics;       // one per sample of the batch
+  std::vector<std::int64_t> tokens;           // batch n ids
+  std::vector<kernel::LayerMetrics> metrics;  // one per sample of the batch
   Work(int n_, int d_, int heads_, int batch_);
   std::size_t nd() const { return std::size_t(n) * d; }
   std::size_t nn() const { return std::size_t(n) * n; }

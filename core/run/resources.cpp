@@ -43,10 +43,10 @@ RunCost estimate_cost(const Settings& s, int threads) {
   const bool batched = s.random_weights() && s.weights == WeightsMode::fixed;
   const std::uint64_t B = batched ? std::uint64_t(fixed_batch_samples(s)) : 1;
   const std::uint64_t per_thread =
-      s.random_weights() ? sizeof(float) * (std::max<std::uint64_t>(22, 14 * B + 3) * nd +
-                                            (2 * B * std::uint64_t(s.heads) + 5) * nn) +
-                               2 * sizeof(double) * nn + (batched ? std::uint64_t(2) << 20 : 0)
-                         : sizeof(float) * (6 * nd + 3 * nn);
+      s.random_weights()
+          ? sizeof(float) * (std::max<std::uint64_t>(22, 14 * B + 3) * nd + (2 * B * std::uint64_t(s.heads) + 5) * nn) +
+                2 * sizeof(double) * nn + (batched ? std::uint64_t(2) << 20 : 0)
+          : sizeof(float) * (6 * nd + 3 * nn);
   const std::uint64_t work = std::uint64_t(threads) * per_thread;
   // Block buffers: one per block in flight (a worker takes one only with a block), at most the
   // lookahead. One-sample blocks of the parameter-free model hold no squares
