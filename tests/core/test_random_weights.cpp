@@ -456,6 +456,28 @@ TEST_CASE("fixed network: batched and per-sample paths agree statistically (inde
   }
 }
 
+TEST_CASE("48 layers run for both model families (Zuo et al.'s 24-layer stacks and deeper)") {
+  Settings pf;  // parameter-free, LayerNorm: layer 1 sees exchangeable inputs, so its RP is 0.5
+  pf.layers = Limits::layers_max;
+  REQUIRE(pf.layers == 48);
+  pf.samples = 4000;
+  pf.seed = 5;
+  const auto a = run_to_completion(pf);
+  REQUIRE(a->layers.size() == 48);
+  CHECK(std::abs(a->layers[0].recency - 0.5) < 4 * a->layers[0].recency_se);
+  CHECK(std::isfinite(a->layers[47].recency));
+  for (WeightsMode mode : {WeightsMode::per_sample, WeightsMode::fixed}) {
+    Settings s = random_weights(12, 32, 2, Limits::layers_max, 300);
+    s.weights = mode;
+    const auto b = run_to_completion(s);
+    REQUIRE(b->layers.size() == 48);
+    for (const auto& l : b->layers) {  // causal: adjacency above 0.5 in every layer, all finite
+      REQUIRE(std::isfinite(l.adjacency));
+      CHECK(l.adjacency > 0.5);
+    }
+  }
+}
+
 TEST_CASE("the fixed network's parallel draw gives the bits of one sequential draw of the weight stream") {
   Settings s = random_weights(4, 300, 3, 2, 1);  // d 300: W_QKV and the embedding span two chunks of 2^18
   s.weights = WeightsMode::fixed;
