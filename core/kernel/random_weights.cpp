@@ -82,7 +82,7 @@ struct RwArgs {
   int n, d, layers, heads, dh;
   Norm norm;
   float gamma, scale;
-  bool rope, mlp, fixed;
+  bool rope, mlp, fixed, positions;  // positions: a learned absolute position table (Settings::pos_embedding)
   std::int64_t vocab;
   InitStd init;
   const int* lo;
@@ -165,6 +165,10 @@ struct RwArgs {
     if (first < i) std::memcpy(xi, w.x.data() + std::size_t(first) * d, sizeof(float) * std::size_t(d));
     else draw_entries(rng, k.init.mean, k.init.embed_std, xi, std::size_t(d));
   }
+  if (!k.positions) return;  // x_i += P[i]: the network's table, or a fresh one per sample
+  const float* P = k.fixed ? k.net->pos.data() : w.noise.data();
+  if (!k.fixed) draw_entries(rng, k.init.mean, k.init.pos_std, w.noise.data(), w.nd());
+  for (std::size_t e = 0; e < w.nd(); ++e) w.x[e] += P[e];
 }
 
 // RoPE within one head (RoFormer Eq. 34): pair (2p, 2p+1) of token i turns by i theta^(-2p/d_h).
@@ -332,6 +336,7 @@ bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, Blo
   k.rope = s_.rope();
   k.mlp = s_.mlp;
   k.fixed = network_ != nullptr;
+  k.positions = s_.learned_positions();
   k.vocab = s_.vocab;
   k.init = init_of(s_);
   k.lo = keys_.lo.data();

@@ -27,11 +27,12 @@ inline void draw_entries(SampleStream& rng, float mu, float s, float* out, std::
 
 // Standard deviations of GPT-2's initialization (docs/model.md section 7).
 struct InitStd {
-  float mean, std, residual_std, embed_std;
+  float mean, std, residual_std, embed_std, pos_std;
 };
 inline InitStd init_of(const Settings& s) {
   return {static_cast<float>(s.init_mean), static_cast<float>(s.init_std),
-          static_cast<float>(s.init_std / std::sqrt(2.0 * s.layers)), static_cast<float>(s.embedding_std())};
+          static_cast<float>(s.init_std / std::sqrt(2.0 * s.layers)), static_cast<float>(s.embedding_std()),
+          static_cast<float>(s.position_std())};
 }
 
 }  // namespace maskscope::rw

@@ -22,6 +22,9 @@ enum class Model { parameter_free, random_weights };
 // random_weights: a fresh network every sample (expectation over initializations) or one
 // network from weight_seed (samples vary the tokens only).
 enum class WeightsMode { per_sample, fixed };
+// random_weights: no positional embeddings (NoPE) or a learned absolute position table P (n x d) added to
+// the token embeddings, x_i = E[t_i] + P[i], at initialization (Zuo et al. `003` Fig. 5).
+enum class PosEmbedding { none, learned };
 
 // The names of each enum as the command line, JSON and presets spell them (enum_names.hpp).
 inline constexpr EnumTable<Norm, 4> kNormNames{
@@ -31,6 +34,8 @@ inline constexpr EnumTable<Model, 2> kModelNames{
     {{Model::parameter_free, "parameter_free"}, {Model::random_weights, "random_weights"}}};
 inline constexpr EnumTable<WeightsMode, 2> kWeightsNames{
     {{WeightsMode::per_sample, "per_sample"}, {WeightsMode::fixed, "fixed"}}};
+inline constexpr EnumTable<PosEmbedding, 2> kPosEmbeddingNames{
+    {{PosEmbedding::none, "none"}, {PosEmbedding::learned, "learned"}}};
 
 struct Settings {
   int n = 10;                       // tokens
@@ -60,12 +65,19 @@ struct Settings {
   std::optional<double> embed_std;  // std of the embedding table; unset = init_std
   WeightsMode weights = WeightsMode::per_sample;
   std::uint64_t weight_seed = 1;  // the network of `fixed`
+  PosEmbedding pos_embedding = PosEmbedding::none;
+  std::optional<double> pos_std;  // std of the position table; unset = the embedding table's std
+  // Zuo et al.'s Fig. 2 and Fig. 13: fixed-bin histograms of the cosine differences and of each sample's
+  // adjacency and RP, with this many bins (0 = off; docs/model.md section 9).
+  int histograms = 0;
 
   bool operator==(const Settings&) const = default;
 
   bool rope() const { return rope_base > 0.0; }
   bool random_weights() const { return model == Model::random_weights; }
   double embedding_std() const { return embed_std.value_or(init_std); }
+  double position_std() const { return pos_std.value_or(embedding_std()); }
+  bool learned_positions() const { return random_weights() && pos_embedding == PosEmbedding::learned; }
   int head_width() const { return d / std::max(1, heads); }
   // True when these settings give the same numbers as `other` (threads do not change results).
   bool same_simulation(const Settings& other) const;
@@ -87,6 +99,7 @@ struct Limits {
   static constexpr std::int64_t vocab_min = 1, vocab_max = 1'000'000'000LL;
   static constexpr double init_mean_max = 100.0;  // |mu_init|
   static constexpr double init_std_max = 100.0;
+  static constexpr int histograms_max = 4096;  // bins
 };
 
 struct SettingError {
@@ -105,6 +118,7 @@ std::optional<Norm> parse_norm(std::string_view text);
 std::optional<Scale> parse_scale(std::string_view text);
 std::string_view to_string(Model v);
 std::string_view to_string(WeightsMode v);
+std::string_view to_string(PosEmbedding v);
 std::optional<Model> parse_model(std::string_view text);
 std::optional<WeightsMode> parse_weights(std::string_view text);
 // Parses "causal", "bidirectional" or "window:W" into s.mask / s.window; false if malformed.

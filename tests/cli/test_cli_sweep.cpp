@@ -24,7 +24,7 @@ nlohmann::json run_of(const nlohmann::json& settings, const std::string& name) {
     if (flag == "rope-scramble" && value == 0) continue;
     const bool rw = settings["model"] == "random_weights";
     const bool rw_only = key == "heads" || key == "vocab" || key == "mlp" || key == "init_mean" || key == "init_std" ||
-                         key == "weights" || key == "weight_seed";
+                         key == "weights" || key == "weight_seed" || key == "pos_embedding" || key == "histograms";
     const bool pf_only = key == "alpha" || key == "scale" || key == "unit_input";
     if ((rw && pf_only) || (!rw && rw_only)) continue;
     flags += " --" + flag + " " + (value.is_string() ? value.get<std::string>() : value.dump());
