@@ -8,6 +8,7 @@ packages=(
   libcairo2-dev libxml2-utils libxml2-dev xdotool
   clang clang-format libclang-rt-14-dev
   librandom123-dev
+  libeigen3-dev
   libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
   pybind11-dev python3-pybind11 python3-pytest python3-matplotlib jupyter-nbconvert python3-ipykernel

@@ -183,7 +183,31 @@ Settings tensor_settings(const TensorSet& t) {
   s.samples = t.P;
   s.seed = 0;
   s.gamma = 1.0;
+  s.histograms = t.histograms;
   return s;
+}
+
+std::optional<ProbeTable> probe_tensors(const TensorSet& t, const ProbeRequest& r, int threads,
+                                        const std::atomic<bool>* cancel) {
+  if (!t.hidden) throw std::runtime_error("the position probes need the hidden states (array 'hidden')");
+  if (r.train < 2 || r.test < 2 || r.train + r.test > t.P)
+    throw std::runtime_error("the position probes need at least 2 training and 2 test prompts (" + std::to_string(t.P) +
+                             " prompts)");
+  const int n = t.T, d = t.d, blocks = t.analysed_layers() + 1;
+  ProbeCollector collector(n, d, blocks, r);
+  std::vector<float> x(std::size_t(n) * d);
+  for (std::int64_t p = 0; p < r.train + r.test; ++p) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) return std::nullopt;
+    for (int k = 0; k < blocks; ++k) {
+      const int l = k == 0 ? 0 : t.source_layer(k - 1);  // hidden layer l: 0 the embeddings
+      t.hidden->read((std::size_t(p) * (t.L + 1) + std::size_t(l)) * n * d, std::size_t(n) * d, x.data());
+      collector.add_sequence(p, k, x.data());
+    }
+  }
+  auto table = fit_probes(collector, r, threads, cancel);
+  if (table)
+    for (int k = 1; k < blocks; ++k) table->layers[std::size_t(k)].layer = t.source_layer(k - 1);
+  return table;
 }
 
 nlohmann::json tensor_config_json(const TensorSet& t, const NonFinite* left_out) {
