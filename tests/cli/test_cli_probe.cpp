@@ -91,3 +91,25 @@ TEST_CASE("run --histograms: Zuo et al.'s Fig. 2 histograms in each layer's JSON
   CHECK(cli("run --n 8 --histograms 10 --quiet").code == 2);  // the parameter-free model has none
   CHECK(cli("run --model random_weights --histograms 7 --quiet").code == 2);
 }
+
+TEST_CASE("analyze: the probes and histograms of a run's saved hidden states are the run's own") {
+  const std::string dir = work("probe_tensors"), run_out = work("probe_tensors_run.json");
+  const std::string net = "--model random_weights --weights fixed --n 8 --d 16 --heads 2 --layers 2 --quiet";
+  Result r = cli("run " + net + " --samples 24 --histograms 10 --save-tensors " + dir + " --out " + run_out);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const std::string analyzed = work("probe_tensors_analyze.json");
+  r = cli("analyze " + dir + " --quiet --histograms 10 --probe-train 14 --out " + analyzed);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const nlohmann::json a = read_json(analyzed), run = read_json(run_out);
+  for (int l = 0; l < 2; ++l)
+    CHECK(a["layers"][l]["histograms"]["sim_ab_minus_sim_ac"] == run["layers"][l]["histograms"]["sim_ab_minus_sim_ac"]);
+  CHECK(a["embeddings"]["histograms"]["adjacency_per_sample"] ==
+        run["embeddings"]["histograms"]["adjacency_per_sample"]);
+  // `probe` on the same network trains on samples 0..13 and tests on 14..23: the prompts analyze splits.
+  const std::string probed = work("probe_tensors_probe.json");
+  r = cli("probe " + net + " --train 14 --test 10 --out " + probed);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(a["probes"]["layers"] == read_json(probed)["layers"]);
+  CHECK(cli("analyze " + dir + " --quiet --probe-train 23").code == 2);  // fewer than 2 test prompts
+  CHECK(cli("analyze " + dir + " --quiet --histograms 5").code == 2);
+}
