@@ -229,7 +229,7 @@ nlohmann::json tensor_config_json(const TensorSet& t, const NonFinite* left_out)
 }
 
 std::uint64_t tensor_analysis_bytes(const TensorSet& t) {
-  const AccumLayout L(t.T, t.analysed_layers(), t.H, true);
+  const AccumLayout L = accum_layout(tensor_settings(t));  // the snapshot's layout (mask, histograms)
   const std::uint64_t nn = std::uint64_t(t.T) * t.T;
   // BlockSums 16, exact 48 + 1, moments 16 bytes a value; snapshot maps (7 + 4 H per layer).
   return std::uint64_t(L.total()) * 81 +
@@ -301,7 +301,7 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel, An
   Settings s = tensor_settings(t);
   s.samples = t.P - bad.prompts;
   const KeyRanges keys = key_ranges(s);
-  const AccumLayout layout(t.T, t.analysed_layers(), t.H, true);
+  const AccumLayout layout = accum_layout(s);  // make_snapshot's: the mask's packing and the histograms
   const int n = t.T, H = t.H, d = std::max(1, t.d);
   const std::size_t nn = std::size_t(n) * n, slack = 8;
   Buffers b;
