@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -193,6 +194,7 @@ std::optional<ProbeTable> probe_tensors(const TensorSet& t, const ProbeRequest& 
   if (r.train < 2 || r.test < 2 || r.train + r.test > t.P)
     throw std::runtime_error("the position probes need at least 2 training and 2 test prompts (" + std::to_string(t.P) +
                              " prompts)");
+  const auto start = std::chrono::steady_clock::now();
   const int n = t.T, d = t.d, blocks = t.analysed_layers() + 1;
   ProbeCollector collector(n, d, blocks, r);
   std::vector<float> x(std::size_t(n) * d);
@@ -204,9 +206,12 @@ std::optional<ProbeTable> probe_tensors(const TensorSet& t, const ProbeRequest& 
       collector.add_sequence(p, k, x.data());
     }
   }
+  const auto read = std::chrono::steady_clock::now();
   auto table = fit_probes(collector, r, threads, cancel);
-  if (table)
-    for (int k = 1; k < blocks; ++k) table->layers[std::size_t(k)].layer = t.source_layer(k - 1);
+  if (!table) return table;
+  for (int k = 1; k < blocks; ++k) table->layers[std::size_t(k)].layer = t.source_layer(k - 1);
+  table->collect_s = std::chrono::duration<double>(read - start).count();
+  table->fit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - read).count();
   return table;
 }
 

@@ -67,10 +67,14 @@ class ProbesTab {
  public:
   ~ProbesTab();
   void draw(const Settings& s);
+  // A real model's tensor folder with hidden states: the first half of its prompts train, the rest test.
+  void draw_tensors(const std::string& folder, int prompts);
   void stop();
 
  private:
   void start(const Settings& s);
+  void plots();
+  std::string folder_;  // the tensor folder the result is for (empty: the simulation's)
   std::thread worker_;
   std::atomic<bool> cancel_{false}, running_{false};
   std::atomic<std::int64_t> collected_{0};

@@ -4,9 +4,11 @@
 // settings change.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "core/formats/tensor_analysis.hpp"
 #include "core/run/position_probes.hpp"
 #include "window/live/live.hpp"
 #include "window/plot.hpp"
@@ -51,6 +53,12 @@ void ProbesTab::start(const Settings& s) {
 }
 
 void ProbesTab::draw(const Settings& s) {
+  if (!folder_.empty()) {  // back from a tensor folder
+    stop();
+    folder_.clear();
+    std::lock_guard lock(mutex_);
+    result_.reset();
+  }
   if (for_settings_ && !s.same_simulation(*for_settings_)) {  // cancelled on change
     stop();
     for_settings_.reset();
@@ -80,6 +88,53 @@ void ProbesTab::draw(const Settings& s) {
     start(s);
   }
   if (!message_.empty()) ImGui::TextColored(ImVec4(0.95f, 0.4f, 0.3f, 1), "%s", message_.c_str());
+  plots();
+}
+
+void ProbesTab::draw_tensors(const std::string& folder, int prompts) {
+  if (folder != folder_) {  // another folder: start over
+    stop();
+    for_settings_.reset();
+    folder_ = folder;
+    message_.clear();
+    {
+      std::lock_guard lock(mutex_);
+      result_.reset();
+    }
+    ProbeRequest r;
+    r.train = prompts / 2;
+    r.test = prompts - prompts / 2;
+    if (r.train < 2 || r.test < 2) {
+      message_ = "the probes need at least 4 prompts (" + std::to_string(prompts) + " here)";
+      return;
+    }
+    running_ = true;
+    worker_ = std::thread([this, folder, r] {
+      std::optional<ProbeTable> table;
+      std::string why;
+      try {
+        const TensorSet t = open_tensors(folder);
+        table = probe_tensors(t, r, std::max(1, int(std::thread::hardware_concurrency())), &cancel_);
+      } catch (const std::exception& e) { why = e.what(); }
+      std::lock_guard lock(mutex_);
+      if (table) result_ = std::move(*table);
+      message_ = why;
+      running_ = false;
+    });
+  }
+  ImGui::TextWrapped(
+      "Position probes (Zuo et al. Sec. 5.5) on the model's hidden states: the first %d prompts "
+      "train a ridge probe per layer, the other %d test it.",
+      prompts / 2, prompts - prompts / 2);
+  if (running_) ImGui::TextUnformatted("computing...");
+  {
+    std::lock_guard lock(mutex_);
+    if (!message_.empty()) ImGui::TextColored(ImVec4(0.95f, 0.4f, 0.3f, 1), "%s", message_.c_str());
+  }
+  plots();
+}
+
+void ProbesTab::plots() {
   std::lock_guard lock(mutex_);
   if (!result_) return;
   const ImU32 colors[3] = {IM_COL32(31, 119, 180, 255), IM_COL32(255, 127, 14, 255), IM_COL32(44, 160, 44, 255)};

@@ -47,7 +47,10 @@ void Views::draw_tab_content() {
       case Tab::figure: draw_figure_tab(figure_, controller_.settings(), view_); break;
       case Tab::leakage: leakage_.draw(*on_screen_.snap, renderer_, view_, !controller_.showing_tensors()); break;
       case Tab::sweep: draw_sweep_tab(sweep_, controller_, current_preset()); break;
-      case Tab::probes: probes_.draw(controller_.settings()); break;
+      case Tab::probes:
+        if (controller_.showing_tensors()) probes_.draw_tensors(tensor_info_.folder, tensor_info_.prompts);
+        else probes_.draw(controller_.settings());
+        break;
       case Tab::histograms: draw_histograms_tab(*on_screen_.snap, controller_); break;
     }
   if (view_.tab != Tab::leakage) leakage_.stop();  // its twin run costs CPU only while shown
