@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "model/figure/analysis_charts.hpp"
 #include "window/live/live.hpp"
 
 namespace maskscope::gui {
@@ -45,6 +46,20 @@ void draw_histograms_tab(const Snapshot& snap, Controller& controller) {
     }
     return;
   }
+  static char dir[256] = "histograms-export";
+  static std::string said;
+  ImGui::SetNextItemWidth(220);
+  ImGui::InputText("##hist_dir", dir, sizeof dir);
+  ImGui::SameLine();
+  if (ImGui::Button("Export PNG, SVG, CSV")) {
+    const ExportResult res = export_charts(
+        dir, "histograms",
+        charts_page("Cosine differences over triples a < b < c (Zuo et al. Fig. 2)", histogram_charts(snap), 4),
+        histograms_csv(snap), ExportOptions{});
+    said = res.ok ? "wrote histograms.png, .svg, .csv to " + std::string(dir) : res.error;
+  }
+  ImGui::SameLine();
+  ImGui::TextUnformatted(said.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float fh = ImGui::GetFontSize();
   const int cols = int(rows.size());

@@ -84,6 +84,8 @@ class ProbesTab {
   std::string message_;
   int train_ = 1600, test_ = 1600;
   bool mlp_ = false;
+  char export_dir_[256] = "probes-export";
+  std::string export_message_;
 };
 
 // Zuo et al.'s Fig. 2 and Fig. 13 histograms per layer (a button turns them on).

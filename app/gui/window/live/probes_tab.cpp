@@ -10,6 +10,7 @@
 
 #include "core/formats/tensor_analysis.hpp"
 #include "core/run/position_probes.hpp"
+#include "model/figure/analysis_charts.hpp"
 #include "window/live/live.hpp"
 #include "window/plot.hpp"
 
@@ -170,6 +171,17 @@ void ProbesTab::plots() {
   plot("##probe_nrmse", half, pe, e_series);
   ImGui::Text("%s probe: hidden states %.1f s, probes %.1f s", mlp_ ? "MLP" : "ridge", result_->collect_s,
               result_->fit_s);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(220);
+  ImGui::InputText("##probe_dir", export_dir_, sizeof export_dir_);
+  ImGui::SameLine();
+  if (ImGui::Button("Export PNG, SVG, CSV")) {
+    const ExportResult res = export_charts(
+        export_dir_, "probes", charts_page("Position probes (Zuo et al. Fig. 8)", probe_charts(*result_), 2),
+        probes_csv(*result_), ExportOptions{});
+    export_message_ = res.ok ? "wrote probes.png, .svg, .csv to " + std::string(export_dir_) : res.error;
+  }
+  if (!export_message_.empty()) ImGui::TextUnformatted(export_message_.c_str());
 }
 
 }  // namespace maskscope::gui
