@@ -20,6 +20,9 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const MpiSession& mpi);
 // analyze: a real model's tensors (cmd_analyze.cpp).
 struct AnalyzeFlags {
   std::string folder, out, layers;
+  int histograms = 0;                // --histograms B
+  std::int64_t probe_train = 0;      // --probe-train N: position probes, prompts 0..N-1 train, the rest test
+  std::string probe_kind = "ridge";  // --probe
   bool quiet = false;
 };
 CLI::App* add_analyze(CLI::App& app, AnalyzeFlags& a);
@@ -61,6 +64,15 @@ struct SweepFlags {
 };
 CLI::App* add_sweep(CLI::App& app, SweepFlags& f);
 int cmd_sweep(SweepFlags& f, const CLI::App& cmd, const MpiSession& mpi);
+
+// probe: Zuo et al.'s position probes on one fixed random-weight network (cmd_probe.cpp). The probe's
+// own flags are read as text and converted strictly, every problem reported at once.
+struct ProbeFlags {
+  RunFlags run;  // every setting flag, --out, --quiet
+  std::string features, kind, train, test, ridge, mlp_width, mlp_epochs, mlp_batch, mlp_lr, bootstrap, preset;
+};
+CLI::App* add_probe(CLI::App& app, ProbeFlags& f);
+int cmd_probe(ProbeFlags& f, const CLI::App& cmd);
 
 // bench: samples/s of the reference configurations (cmd_bench.cpp).
 struct BenchFlags {

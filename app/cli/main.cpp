@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   ms::cli::TheoryFlags theory_flags;
   ms::cli::SweepFlags sweep_flags;
   ms::cli::BenchFlags bench_flags;
+  ms::cli::ProbeFlags probe_flags;
   CLI::App* run = ms::cli::add_run(app, run_flags);
   CLI::App* analyze = ms::cli::add_analyze(app, analyze_flags);
   CLI::App* merge = ms::cli::add_merge(app, merge_flags);
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   CLI::App* theory = ms::cli::add_theory(app, theory_flags);
   CLI::App* sweep = ms::cli::add_sweep(app, sweep_flags);
   CLI::App* bench = ms::cli::add_bench(app, bench_flags);
+  CLI::App* probe = ms::cli::add_probe(app, probe_flags);
 
   try {
     app.parse(argc, argv);
@@ -51,6 +53,7 @@ int main(int argc, char** argv) {
     if (*analyze) return ms::cli::cmd_analyze(analyze_flags);
     if (*leakage) return ms::cli::cmd_leakage(leakage_flags, *leakage);
     if (*sweep) return ms::cli::cmd_sweep(sweep_flags, *sweep, mpi);
+    if (*probe) return ms::cli::cmd_probe(probe_flags, *probe);
   } catch (const std::bad_alloc&) {
     std::cerr << "maskscope-cli: out of memory; lower n, layers or threads\n";
     return 1;

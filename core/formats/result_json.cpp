@@ -41,6 +41,22 @@ nlohmann::json vector_json(const std::vector<double>& v) {
   return out;
 }
 
+// Zuo et al.'s Fig. 2 and Fig. 13 histograms of one layer (snapshot.hpp's LayerHistograms).
+nlohmann::json histograms_json(const LayerHistograms& h) {
+  nlohmann::json out = {
+      {"difference_range", {-1.0, 1.0}},
+      {"sim_ab_minus_sim_ac", vector_json(h.forward_difference)},
+      {"sim_ab_minus_sim_ac_above_zero", number_or_null(h.forward_above)},
+      {"sim_ab_minus_sim_ac_above_zero_se", number_or_null(h.forward_above_se)},
+      {"sim_cb_minus_sim_ca", vector_json(h.backward_difference)},
+      {"sim_cb_minus_sim_ca_above_zero", number_or_null(h.backward_above)},
+      {"sim_cb_minus_sim_ca_above_zero_se", number_or_null(h.backward_above_se)},
+      {"adjacency_per_sample", vector_json(h.adjacency)},
+  };
+  if (!h.recency.empty()) out["rp_per_sample"] = vector_json(h.recency);
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json snapshot_to_json(const Snapshot& snap) {
@@ -82,6 +98,7 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
                          {"delta_r2", number_or_null(h.leakage.delta_r2)},
                          {"delta_r2_se", number_or_null(h.leakage.delta_r2_se)}});
       layer["heads"] = std::move(heads);
+      if (!l.histograms.forward_difference.empty()) layer["histograms"] = histograms_json(l.histograms);
     }
   }
   nlohmann::json out = {
@@ -101,8 +118,36 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
         {"norm_mean", vector_json(e.norm_mean)},
         {"norm_se", vector_json(e.norm_se)},
     };
+    if (!e.histograms.forward_difference.empty()) out["embeddings"]["histograms"] = histograms_json(e.histograms);
   }
   return out;
+}
+
+nlohmann::json probe_table_to_json(const ProbeTable& t, const ProbeRequest& r) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const ProbeLayer& l : t.layers) {
+    nlohmann::json layer = {{"layer", l.layer}};
+    for (ProbeFeature f : r.features)
+      if (const auto& s = l.score[std::size_t(f)])
+        layer[std::string(to_string(f))] = {{"pearson_r", s->pearson_r},
+                                            {"pearson_r_se", s->pearson_r_se},
+                                            {"nrmse", s->nrmse},
+                                            {"nrmse_se", s->nrmse_se}};
+    layers.push_back(layer);
+  }
+  nlohmann::json features = nlohmann::json::array();
+  for (ProbeFeature f : r.features) features.push_back(std::string(to_string(f)));
+  const ProbeOptions& o = r.probe;
+  nlohmann::json probe = {
+      {"kind", std::string(to_string(o.kind))}, {"features", features},     {"train", r.train}, {"test", r.test},
+      {"se", "bootstrap over test sequences"},  {"bootstrap", o.bootstrap}, {"seed", o.seed}};
+  if (o.kind == ProbeKind::ridge) probe["ridge"] = o.ridge;
+  else
+    probe["mlp"] = {{"width", o.mlp_width},
+                    {"epochs", o.mlp_epochs},
+                    {"batch", o.mlp_batch},
+                    {"learning_rate", o.mlp_learning_rate}};
+  return {{"probe", probe}, {"layers", layers}, {"collect_s", t.collect_s}, {"fit_s", t.fit_s}};
 }
 
 }  // namespace maskscope

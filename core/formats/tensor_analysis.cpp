@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -183,7 +184,35 @@ Settings tensor_settings(const TensorSet& t) {
   s.samples = t.P;
   s.seed = 0;
   s.gamma = 1.0;
+  s.histograms = t.histograms;
   return s;
+}
+
+std::optional<ProbeTable> probe_tensors(const TensorSet& t, const ProbeRequest& r, int threads,
+                                        const std::atomic<bool>* cancel) {
+  if (!t.hidden) throw std::runtime_error("the position probes need the hidden states (array 'hidden')");
+  if (r.train < 2 || r.test < 2 || r.train + r.test > t.P)
+    throw std::runtime_error("the position probes need at least 2 training and 2 test prompts (" + std::to_string(t.P) +
+                             " prompts)");
+  const auto start = std::chrono::steady_clock::now();
+  const int n = t.T, d = t.d, blocks = t.analysed_layers() + 1;
+  ProbeCollector collector(n, d, blocks, r);
+  std::vector<float> x(std::size_t(n) * d);
+  for (std::int64_t p = 0; p < r.train + r.test; ++p) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) return std::nullopt;
+    for (int k = 0; k < blocks; ++k) {
+      const int l = k == 0 ? 0 : t.source_layer(k - 1);  // hidden layer l: 0 the embeddings
+      t.hidden->read((std::size_t(p) * (t.L + 1) + std::size_t(l)) * n * d, std::size_t(n) * d, x.data());
+      collector.add_sequence(p, k, x.data());
+    }
+  }
+  const auto read = std::chrono::steady_clock::now();
+  auto table = fit_probes(collector, r, threads, cancel);
+  if (!table) return table;
+  for (int k = 1; k < blocks; ++k) table->layers[std::size_t(k)].layer = t.source_layer(k - 1);
+  table->collect_s = std::chrono::duration<double>(read - start).count();
+  table->fit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - read).count();
+  return table;
 }
 
 nlohmann::json tensor_config_json(const TensorSet& t, const NonFinite* left_out) {
@@ -205,7 +234,7 @@ nlohmann::json tensor_config_json(const TensorSet& t, const NonFinite* left_out)
 }
 
 std::uint64_t tensor_analysis_bytes(const TensorSet& t) {
-  const AccumLayout L(t.T, t.analysed_layers(), t.H, true);
+  const AccumLayout L = accum_layout(tensor_settings(t));  // the snapshot's layout (mask, histograms)
   const std::uint64_t nn = std::uint64_t(t.T) * t.T;
   // BlockSums 16, exact 48 + 1, moments 16 bytes a value; snapshot maps (7 + 4 H per layer).
   return std::uint64_t(L.total()) * 81 +
@@ -277,7 +306,7 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel, An
   Settings s = tensor_settings(t);
   s.samples = t.P - bad.prompts;
   const KeyRanges keys = key_ranges(s);
-  const AccumLayout layout(t.T, t.analysed_layers(), t.H, true);
+  const AccumLayout layout = accum_layout(s);  // make_snapshot's: the mask's packing and the histograms
   const int n = t.T, H = t.H, d = std::max(1, t.d);
   const std::size_t nn = std::size_t(n) * n, slack = 8;
   Buffers b;

@@ -21,6 +21,7 @@
 #include "core/formats/npy.hpp"
 #include "core/model/settings.hpp"
 #include "core/model/trace.hpp"
+#include "core/stats/position_probe.hpp"
 #include "core/stats/snapshot.hpp"
 
 namespace maskscope {
@@ -37,6 +38,7 @@ struct TensorSet {
   int P = 0, L = 0, H = 0, T = 0, d = 0;  // d = 0 without hidden states
   std::vector<int> layers;                // the layers to analyse, 1-based, ascending; empty = all L
   bool allow_nonfinite = false;           // leave out the prompts holding non-finite values instead of refusing
+  int histograms = 0;                     // Settings::histograms (needs hidden states)
 
   int analysed_layers() const { return layers.empty() ? L : int(layers.size()); }
   int source_layer(int k) const { return layers.empty() ? k + 1 : layers[std::size_t(k)]; }  // 1-based
@@ -97,6 +99,12 @@ struct AnalysisReport {
 // leaves out the prompts holding them (throwing only if that leaves none); `report` (optional) says which.
 Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel = nullptr,
                          AnalysisReport* report = nullptr);
+
+// Zuo et al.'s position probes (position_probe.hpp) on the hidden states: prompts 0 .. r.train-1 train,
+// the next r.test test (r.train + r.test <= P; needs hidden). One entry per analysed layer and layer 0,
+// each with its number in the model. nullopt if cancelled.
+std::optional<ProbeTable> probe_tensors(const TensorSet& t, const ProbeRequest& r, int threads,
+                                        const std::atomic<bool>* cancel = nullptr);
 
 // The "config" of `maskscope-cli analyze`'s JSON (and of the Python module's analyze): source, folder,
 // model, mask, prompts, layers, analysed_layers, heads, n, d, weights; `left_out` adds the prompts left out.

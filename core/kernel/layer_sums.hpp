@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "core/stats/accumulator.hpp"
 #include "core/kernel/kernel_steps.hpp"
@@ -56,6 +58,50 @@ inline void begin_heads(LayerMetrics& lm) {
   output_cosines(n, d, x, inv_norm, C);
   lm.adjacency = adjacency_of(n, [&](int r) { return C + std::size_t(r) * n; });
   lm.norm_adjacency = norm_adjacency_of(n, inv_norm, norms);
+}
+
+// The fixed bin of x in [lo, lo + width) cut into `bins` (values outside go to the end bins).
+inline int bin_of(double x, double lo, double width, int bins) {
+  const double b = std::floor((x - lo) / width * bins);
+  return b < 0 ? 0 : b >= bins ? bins - 1 : int(b);
+}
+
+// Zuo et al.'s Fig. 2 and Fig. 13 for one sample (AccumLayout::hist_base): over triples a < b < c, the
+// cosine differences sim(a, b) - sim(a, c) and sim(c, b) - sim(c, a) binned over [-1, 1], each anchor row
+// (a, respectively c) weighted equally as the adjacency score averages its rows, so the second's share
+// above 0 (ties 1/2) is this sample's adjacency score; and a one in the bin of its adjacency and RP over
+// [0, 1]. C: the cosines, lower triangle (row i, keys j <= i).
+inline void add_histograms(const LayerArgs& k, int l, bool maps, const float* C, const LayerMetrics& lm, double* sum,
+                           double* sq) {
+  const AccumLayout& L = *k.layout;
+  const int n = k.n, B = L.hist_bins;
+  thread_local std::vector<double> bins;
+  bins.assign(4 * std::size_t(B), 0.0);
+  double above[2] = {0.0, 0.0};
+  auto sim = [&](int i, int j) { return i >= j ? C[std::size_t(i) * n + j] : C[std::size_t(j) * n + i]; };
+  auto add = [&](int which, float diff, double w) {
+    bins[std::size_t(which) * B + bin_of(diff, -1.0, 2.0, B)] += w;
+    above[which] += diff > 0.0f ? w : diff == 0.0f ? 0.5 * w : 0.0;
+  };
+  if (n >= 3) {
+    for (int a = 0; a + 2 < n; ++a) {  // anchor a looks ahead: b, c after it
+      const double m = n - 1 - a, w = 1.0 / ((n - 2) * 0.5 * m * (m - 1));
+      for (int b = a + 1; b + 1 < n; ++b)
+        for (int c = b + 1; c < n; ++c) add(0, sim(a, b) - sim(a, c), w);
+    }
+    for (int c = 2; c < n; ++c) {  // anchor c looks back: row c of the adjacency score
+      const double w = 1.0 / ((n - 2) * 0.5 * double(c) * (c - 1));
+      const float* row = C + std::size_t(c) * n;
+      for (int b = 1; b < c; ++b)
+        for (int a = 0; a < b; ++a) add(1, row[b] - row[a], w);
+    }
+    bins[2 * std::size_t(B) + bin_of(lm.adjacency.value, 0.0, 1.0, B)] = 1.0;
+  }
+  if (maps && k.triples > 0) bins[3 * std::size_t(B) + bin_of(lm.recency.value, 0.0, 1.0, B)] = 1.0;
+  const std::size_t at = L.hist_base(l);
+  for (std::size_t e = 0; e < bins.size(); ++e) add_value(sum, sq, at + e, bins[e]);
+  add_value(sum, sq, L.forward_difference_above(l), above[0]);
+  add_value(sum, sq, L.backward_difference_above(l), above[1]);
 }
 
 // Adds block l's quantities to the sums: with `maps`, the heads' S and A (head-major, n x n each),
@@ -111,6 +157,7 @@ inline void begin_heads(LayerMetrics& lm) {
     add_value(sum, sq, L.norm_adjacency(l), lm.norm_adjacency.value);
     add_value(sum, sq, L.norm_adjacency_ties(l), lm.norm_adjacency.ties);
   }
+  if (L.hist_bins > 0) add_histograms(k, l, maps, C, lm, sum, sq);
 }
 
 }  // namespace maskscope::kernel

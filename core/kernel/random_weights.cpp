@@ -136,6 +136,10 @@ namespace {
     if (first < i) std::memcpy(xi, w.x.data() + std::size_t(first) * d, sizeof(float) * std::size_t(d));
     else draw_entries(rng, k.init.mean, k.init.embed_std, xi, std::size_t(d));
   }
+  if (!k.positions) return;  // x_i += P[i]: the network's table, or a fresh one per sample
+  const float* P = k.fixed ? k.net->pos.data() : w.noise.data();
+  if (!k.fixed) draw_entries(rng, k.init.mean, k.init.pos_std, w.noise.data(), w.nd());
+  for (std::size_t e = 0; e < w.nd(); ++e) w.x[e] += P[e];
 }
 
 // h = gamma x + Attn(Norm(x)): per head S = mask(q k^T / sqrt(d_h)), A = softmax(S), out = concat(A v) W_O.
@@ -231,6 +235,7 @@ bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, Blo
   k.rope = s_.rope();
   k.mlp = s_.mlp;
   k.attention_output = s_.hidden == HiddenState::attention;
+  k.positions = s_.learned_positions();
   k.fixed = network_ != nullptr;
   k.vocab = s_.vocab;
   k.init = rw::init_of(s_);

@@ -27,11 +27,13 @@ struct Network {
     std::vector<float> w2;    // 4d x d (empty without MLP)
   };
   std::vector<float> embed;  // V x d
+  std::vector<float> pos;    // n x d: the learned absolute position table P (empty without it)
   std::vector<Block> blocks;
 };
 
 // The network of `fixed` weights: drawn once from s.weight_seed (entries N(mu, sigma^2); W_O and
-// W_2 with sigma / sqrt(2 L), the embedding with embed_std) and shared by every worker of a run.
+// W_2 with sigma / sqrt(2 L), the embedding with embed_std, the position table with pos_std) and shared
+// by every worker of a run.
 std::shared_ptr<const Network> fixed_network(const Settings& s);
 
 // GELU with erf, 0.5 x (1 + erf(x / sqrt 2)) (Hendrycks & Gimpel), as the kernel computes it:

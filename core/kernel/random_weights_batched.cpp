@@ -37,6 +37,8 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
       for (int i = 0; i < n; ++i)
         std::memcpy(x + std::size_t(i) * d, k.net->embed.data() + std::size_t(tokens[i]) * d,
                     sizeof(float) * std::size_t(d));
+      if (k.positions)  // x_i += P[i], the network's learned position table
+        for (std::size_t e = 0; e < nd; ++e) x[e] += k.net->pos[e];
       kernel::LayerMetrics& lm = w.metrics[t];
       lm = {};
       hidden_metrics(k, ms, x, lm);

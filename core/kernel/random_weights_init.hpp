@@ -28,12 +28,13 @@ inline void draw_entries(SampleStream& rng, float mu, float s, float* out, std::
 // Means and standard deviations of GPT-2's initialization (docs/model.md section 7): `mean` for E, W_QKV
 // and W_1, `residual_mean` for the residual projections W_O and W_2 (0 with ResidualMean::zero).
 struct InitStd {
-  float mean, std, residual_std, embed_std, residual_mean;
+  float mean, std, residual_std, embed_std, residual_mean, pos_std;
 };
 inline InitStd init_of(const Settings& s) {
   return {static_cast<float>(s.init_mean), static_cast<float>(s.init_std),
           static_cast<float>(s.init_std / std::sqrt(2.0 * s.layers)), static_cast<float>(s.embedding_std()),
-          s.residual_mean == ResidualMean::zero ? 0.0f : static_cast<float>(s.init_mean)};
+          s.residual_mean == ResidualMean::zero ? 0.0f : static_cast<float>(s.init_mean),
+          static_cast<float>(s.position_std())};
 }
 
 }  // namespace maskscope::rw

@@ -79,6 +79,13 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
   for (unsigned t = 1; t < threads && t < chunks.size(); ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
+  if (s.learned_positions()) {
+    // Its own stream, row by row: the first n rows of a longer table are this one, and the table
+    // does not depend on the layers drawn before it.
+    SampleStream pos_rng(s.weight_seed, ~std::uint64_t(1));
+    net->pos.resize(std::size_t(s.n) * d);
+    draw_entries(pos_rng, init.mean, init.pos_std, net->pos.data(), net->pos.size());
+  }
   return net;
 }
 
@@ -86,11 +93,13 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
 
 std::shared_ptr<const Network> fixed_network(const Settings& s) {
   // The workers of a run (and runs of the same network) share one copy while any of them lives.
-  using Key = std::tuple<std::int64_t, int, int, bool, double, double, double, ResidualMean, std::uint64_t>;
+  using Key = std::tuple<std::int64_t, int, int, bool, double, double, double, ResidualMean, std::uint64_t, int,
+                         double>;
   static std::mutex mutex;
   static std::map<Key, std::weak_ptr<const Network>> cache;
-  const Key key{s.vocab,         s.d,          s.layers, s.mlp, s.init_mean, s.init_std, s.embedding_std(),
-                s.residual_mean, s.weight_seed};
+  const int pos_rows = s.learned_positions() ? s.n : 0;
+  const Key key{s.vocab,         s.d,           s.layers, s.mlp,    s.init_mean,       s.init_std, s.embedding_std(),
+                s.residual_mean, s.weight_seed, pos_rows, s.position_std()};
   std::lock_guard lock(mutex);
   for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
   if (auto found = cache.find(key); found != cache.end())

@@ -25,6 +25,7 @@ struct RwArgs {
   float gamma, scale;
   bool rope, mlp, fixed;
   bool attention_output;  // the metrics of the attention sublayer's output (HiddenState::attention)
+  bool positions;         // a learned absolute position table (Settings::pos_embedding)
   bool eigen;             // eigen_gemm for the per-sample draws' products (the processor has AVX2 and FMA)
   std::int64_t vocab;
   InitStd init;

@@ -76,10 +76,21 @@ std::vector<SettingError> validate(const Settings& s) {
     if (s.embed_std && (!std::isfinite(*s.embed_std) || *s.embed_std < 0.0 || *s.embed_std > Limits::init_std_max))
       add("embed_std",
           "embed_std must be a number in " + range_text(0.0, Limits::init_std_max) + " (or unset: init_std)");
+    if (s.pos_std && (!std::isfinite(*s.pos_std) || *s.pos_std < 0.0 || *s.pos_std > Limits::init_std_max))
+      add("pos_std",
+          "pos_std must be a number in " + range_text(0.0, Limits::init_std_max) + " (or unset: the embedding std)");
   } else if (s.heads != 1) {
     add("heads", "the parameter-free model has one head (heads = " + std::to_string(s.heads) +
                      "); use model random_weights for several heads");
   }
+  if (s.histograms < 0 || s.histograms > Limits::histograms_max || s.histograms % 2 != 0)
+    add("histograms", "histograms = " + std::to_string(s.histograms) +
+                          " is out of range; valid: 0 (off) or an even number of bins in [2, " +
+                          std::to_string(Limits::histograms_max) + "] (0 is a bin edge)");
+  else if (s.histograms > 0 && !s.random_weights())
+    add("histograms",
+        "the histograms are computed by the random-weight model only; use model random_weights or "
+        "histograms 0");
   if (s.threads < Limits::threads_min || s.threads > Limits::threads_max)
     add("threads", "threads = " + std::to_string(s.threads) +
                        " is out of range; valid: 0 (all cores) or an integer in " + range_text(1, Limits::threads_max));
@@ -96,6 +107,7 @@ std::optional<Norm> parse_norm(std::string_view t) { return enum_value(kNormName
 std::optional<Scale> parse_scale(std::string_view t) { return enum_value(kScaleNames, t); }
 std::optional<Model> parse_model(std::string_view t) { return enum_value(kModelNames, t); }
 std::optional<WeightsMode> parse_weights(std::string_view t) { return enum_value(kWeightsNames, t); }
+std::string_view to_string(PosEmbedding v) { return enum_name(kPosEmbeddingNames, v); }
 
 std::string mask_to_string(const Settings& s) {
   switch (s.mask) {
@@ -141,7 +153,7 @@ std::optional<Model> setting_family(std::string_view key) {
   for (std::string_view k : {"alpha", "scale", "unit_input"})
     if (key == k) return Model::parameter_free;
   for (std::string_view k : {"heads", "vocab", "mlp", "init_mean", "init_std", "embed_std", "residual_mean", "hidden",
-                             "weights", "weight_seed"})
+                             "weights", "weight_seed", "pos_embedding", "pos_std", "histograms"})
     if (key == k) return Model::random_weights;
   return std::nullopt;
 }
@@ -169,6 +181,7 @@ std::string short_label(const Settings& s) {
     if (!s.mlp) os << ", no MLP";
     if (s.weights == WeightsMode::fixed) os << ", fixed net";
     if (s.hidden == HiddenState::attention) os << ", attention output";
+    if (s.learned_positions()) os << ", learned APE";
   }
   return os.str();
 }

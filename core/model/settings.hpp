@@ -31,6 +31,9 @@ enum class ResidualMean { init_mean, zero };
 // before the residual add (the reading of Zuo et al.'s "causal attention's output embeddings" that
 // reproduces their Table 4, docs/papers.md).
 enum class HiddenState { block, attention };
+// random_weights: no positional embeddings (NoPE) or a learned absolute position table P (n x d) added to
+// the token embeddings, x_i = E[t_i] + P[i], at initialization (Zuo et al. `003` Fig. 5).
+enum class PosEmbedding { none, learned };
 
 // The names of each enum as the command line, JSON and presets spell them (enum_names.hpp).
 inline constexpr EnumTable<Norm, 4> kNormNames{
@@ -44,6 +47,8 @@ inline constexpr EnumTable<ResidualMean, 2> kResidualMeanNames{
     {{ResidualMean::init_mean, "init_mean"}, {ResidualMean::zero, "zero"}}};
 inline constexpr EnumTable<HiddenState, 2> kHiddenStateNames{
     {{HiddenState::block, "block"}, {HiddenState::attention, "attention"}}};
+inline constexpr EnumTable<PosEmbedding, 2> kPosEmbeddingNames{
+    {{PosEmbedding::none, "none"}, {PosEmbedding::learned, "learned"}}};
 
 struct Settings {
   int n = 10;                       // tokens
@@ -75,12 +80,19 @@ struct Settings {
   HiddenState hidden = HiddenState::block;               // the measured hidden state of layers 1..L
   WeightsMode weights = WeightsMode::per_sample;
   std::uint64_t weight_seed = 1;  // the network of `fixed`
+  PosEmbedding pos_embedding = PosEmbedding::none;
+  std::optional<double> pos_std;  // std of the position table; unset = the embedding table's std
+  // Zuo et al.'s Fig. 2 and Fig. 13: fixed-bin histograms of the cosine differences and of each sample's
+  // adjacency and RP, with this many bins (0 = off; docs/model.md section 9).
+  int histograms = 0;
 
   bool operator==(const Settings&) const = default;
 
   bool rope() const { return rope_base > 0.0; }
   bool random_weights() const { return model == Model::random_weights; }
   double embedding_std() const { return embed_std.value_or(init_std); }
+  double position_std() const { return pos_std.value_or(embedding_std()); }
+  bool learned_positions() const { return random_weights() && pos_embedding == PosEmbedding::learned; }
   int head_width() const { return d / std::max(1, heads); }
   // True when these settings give the same numbers as `other` (threads do not change results).
   bool same_simulation(const Settings& other) const;
@@ -102,6 +114,7 @@ struct Limits {
   static constexpr std::int64_t vocab_min = 1, vocab_max = 1'000'000'000LL;
   static constexpr double init_mean_max = 100.0;  // |mu_init|
   static constexpr double init_std_max = 100.0;
+  static constexpr int histograms_max = 4096;  // bins
 };
 
 struct SettingError {
@@ -122,6 +135,7 @@ std::string_view to_string(Model v);
 std::string_view to_string(WeightsMode v);
 std::string_view to_string(ResidualMean v);
 std::string_view to_string(HiddenState v);
+std::string_view to_string(PosEmbedding v);
 std::optional<Model> parse_model(std::string_view text);
 std::optional<WeightsMode> parse_weights(std::string_view text);
 // Parses "causal", "bidirectional" or "window:W" into s.mask / s.window; false if malformed.

@@ -40,6 +40,15 @@ constexpr SettingFlag kSettingFlags[] = {
     {"weights", "weights", "per_sample (a new network every sample) | fixed (one network from --weight-seed)",
      SettingValue::name},
     {"weight-seed", "weight_seed", "seed of the fixed network [0, 2^64 - 1]", SettingValue::whole},
+    {"pos-embedding", "pos_embedding",
+     "none (NoPE) | learned (an absolute position table added to the embeddings, Zuo et al. Fig. 5)",
+     SettingValue::name},
+    {"pos-std", "pos_std", "std of the learned position table [0, 100] (default: the embedding std)",
+     SettingValue::real},
+    {"histograms", "histograms",
+     "bins of the cosine-difference and per-sample adjacency / RP histograms (Zuo et al. Fig. 2, 13); 0 = off, "
+     "else even in [2, 4096]",
+     SettingValue::whole},
     {"samples", "samples", "Monte Carlo samples [1, 1e12]", SettingValue::whole},
     {"seed", "seed", "random seed [0, 2^64 - 1]", SettingValue::whole},
     {"threads", "threads", "worker threads [0, 256]; 0 = all cores", SettingValue::whole},
@@ -74,6 +83,9 @@ nlohmann::json settings_to_json(const Settings& s) {
       {"hidden", std::string(to_string(s.hidden))},
       {"weights", std::string(to_string(s.weights))},
       {"weight_seed", s.weight_seed},
+      {"pos_embedding", std::string(to_string(s.pos_embedding))},
+      {"pos_std", s.pos_std ? nlohmann::json(*s.pos_std) : nlohmann::json(nullptr)},
+      {"histograms", s.histograms},
   };
 }
 
@@ -109,6 +121,11 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
     if (j.at("embed_std").is_null()) t.embed_std.reset();  // null: follow init_std
     else t.embed_std = real("embed_std", 0.0, Limits::init_std_max);
   }
+  if (j.contains("pos_std")) {
+    if (j.at("pos_std").is_null()) t.pos_std.reset();  // null: follow the embedding std
+    else t.pos_std = real("pos_std", 0.0, Limits::init_std_max);
+  }
+  if (j.contains("histograms")) t.histograms = int(whole("histograms", 0, Limits::histograms_max));
   if (j.contains("rope_scramble")) t.rope_scramble = whole_number_u64(label("rope_scramble"), j.at("rope_scramble"));
   if (j.contains("weight_seed")) t.weight_seed = whole_number_u64(label("weight_seed"), j.at("weight_seed"));
   // An enum setting by its name in the enum's one table (settings.hpp), or a message listing the names.
@@ -123,6 +140,7 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
   named("weights", kWeightsNames, t.weights);
   named("residual_mean", kResidualMeanNames, t.residual_mean);
   named("hidden", kHiddenStateNames, t.hidden);
+  named("pos_embedding", kPosEmbeddingNames, t.pos_embedding);
   named("norm", kNormNames, t.norm);
   named("scale", kScaleNames, t.scale);
   if (j.contains("mask")) {
@@ -137,7 +155,7 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
 void setting_from_text(const std::string& key, const std::string& text, Settings& s) {
   nlohmann::json v;
   if (key == "norm" || key == "scale" || key == "mask" || key == "model" || key == "weights" ||
-      key == "residual_mean" || key == "hidden")
+      key == "residual_mean" || key == "hidden" || key == "pos_embedding")
     v = text;
   else if (key == "unit_input" || key == "mlp") v = text;  // boolean() reads "0", "1", "true", "false"
   else v = number_from_text(key, text);

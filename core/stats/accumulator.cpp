@@ -9,7 +9,7 @@
 namespace maskscope {
 
 AccumLayout accum_layout(const Settings& s) {
-  return s.random_weights() ? AccumLayout(s.n, s.layers, s.heads, true, s.mask, s.window)
+  return s.random_weights() ? AccumLayout(s.n, s.layers, s.heads, true, s.mask, s.window, s.histograms)
                             : AccumLayout(s.n, s.layers, 1, false, s.mask, s.window);
 }
 

@@ -31,20 +31,23 @@ struct AccumLayout {
   bool embeddings = false;
   MaskKind mask = MaskKind::causal;
   int window = 0;             // w of MaskKind::window
+  int hist_bins = 0;          // Settings::histograms: bins of each histogram (0: none)
   std::size_t map_cells = 0;  // open cells of a score or weight map
   std::size_t per_layer = 0;
 
   AccumLayout() = default;
   AccumLayout(int n_, int layers_, int heads_ = 1, bool embeddings_ = false, MaskKind mask_ = MaskKind::causal,
-              int window_ = 0)
+              int window_ = 0, int hist_bins_ = 0)
       : n(n_),
         layers(layers_),
         heads(heads_),
         embeddings(embeddings_),
         mask(mask_),
         window(window_),
+        hist_bins(hist_bins_),
         map_cells(map_row(n_)),
-        per_layer(2 * map_cells + triangle() + n_ + 8 + (heads_ > 1 ? std::size_t(heads_) * (2 * map_cells + 3) : 0)) {}
+        per_layer(2 * map_cells + triangle() + n_ + 8 + (heads_ > 1 ? std::size_t(heads_) * (2 * map_cells + 3) : 0) +
+                  hist_size()) {}
 
   // The first open key of row i (KeyRanges::lo), and where row i starts in a packed map (i <= n).
   int map_lo(int i) const { return mask == MaskKind::window ? std::max(0, i - window + 1) : 0; }
@@ -93,6 +96,17 @@ struct AccumLayout {
   std::size_t head_score_slope(int l, int h) const {
     return heads > 1 ? head_base(l, h) + 2 * map_cells + 2 : score_slope(l);
   }
+  // Zuo et al.'s histograms (docs/model.md section 9), at the end of the block: per sample, the share of
+  // its (row-weighted) triples in each bin of sim(a, b) - sim(a, c) and of sim(c, b) - sim(c, a), a one in
+  // the bin of its adjacency score and of its RP, and the shares of the two differences above 0.
+  std::size_t hist_size() const { return hist_bins > 0 ? 4 * std::size_t(hist_bins) + 2 : 0; }
+  std::size_t hist_base(int l) const { return base(l) + per_layer - hist_size(); }
+  std::size_t forward_difference_hist(int l) const { return hist_base(l); }               // sim(a, b) - sim(a, c)
+  std::size_t backward_difference_hist(int l) const { return hist_base(l) + hist_bins; }  // sim(c, b) - sim(c, a)
+  std::size_t adjacency_hist(int l) const { return hist_base(l) + 2 * std::size_t(hist_bins); }
+  std::size_t recency_hist(int l) const { return hist_base(l) + 3 * std::size_t(hist_bins); }
+  std::size_t forward_difference_above(int l) const { return hist_base(l) + 4 * std::size_t(hist_bins); }
+  std::size_t backward_difference_above(int l) const { return forward_difference_above(l) + 1; }
 };
 
 // The layout of a run with these settings.

@@ -154,6 +154,21 @@ void hidden_stats(const std::shared_ptr<Store>& store, const Shapes& shapes, con
   out.norm_adjacency = nadj.mean;
   out.norm_adjacency_se = nadj.se;
   out.norm_adjacency_ties = nadj.ties;
+  if (L.hist_bins > 0 && m.count > 0) {
+    LayerHistograms& h = out.histograms;
+    auto bins = [&](std::size_t at) {
+      return std::vector<double>(m.mean.begin() + at, m.mean.begin() + at + L.hist_bins);
+    };
+    h.forward_difference = bins(L.forward_difference_hist(l));
+    h.backward_difference = bins(L.backward_difference_hist(l));
+    h.adjacency = bins(L.adjacency_hist(l));
+    if (l != L.embedding_block() || !L.embeddings)
+      if (keys.recency_triples > 0) h.recency = bins(L.recency_hist(l));
+    h.forward_above = m.mean[L.forward_difference_above(l)];
+    h.forward_above_se = m.standard_error(L.forward_difference_above(l));
+    h.backward_above = m.mean[L.backward_difference_above(l)];
+    h.backward_above_se = m.standard_error(L.backward_difference_above(l));
+  }
 }
 
 bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }

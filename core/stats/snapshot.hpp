@@ -24,6 +24,16 @@ struct HeadStats {
   Leakage leakage;  // of this head's logits (docs/model.md section 8)
 };
 
+// Zuo et al.'s Fig. 2 and Fig. 13 for one layer (Settings::histograms bins; docs/model.md section 9): the
+// distributions of sim(a, b) - sim(a, c) and sim(c, b) - sim(c, a) over triples a < b < c (bins over
+// [-1, 1], each anchor row weighted equally), with their mass above 0 (ties 1/2) and its SE over samples,
+// and the distributions over samples of each sample's adjacency score and RP (bins over [0, 1]). Each
+// histogram's bins are shares summing to 1 (empty: not computed; the embeddings have no RP).
+struct LayerHistograms {
+  std::vector<double> forward_difference, backward_difference, adjacency, recency;
+  double forward_above = 0, forward_above_se = 0, backward_above = 0, backward_above_se = 0;
+};
+
 struct LayerStats {
   int layer = 0;  // 1-based; 0 for the embeddings of the random-weight family
   // n x n maps (map.hpp): NaN where masked (scores, weights); the cosines are symmetric. The
@@ -38,6 +48,7 @@ struct LayerStats {
   double adjacency_ties = 0;                         // mean fraction of adjacency's comparisons that were ties
   double norm_adjacency = 0, norm_adjacency_se = 0;  // adjacency of the norms (docs/model.md section 7); NaN when n < 3
   double norm_adjacency_ties = 0;
+  LayerHistograms histograms;    // with Settings::histograms > 0
   std::vector<HeadStats> heads;  // random_weights: one per head (the maps above are their mean)
   Leakage leakage;               // absolute-position leakage dR^2 of the logits S (docs/model.md section 8)
   Leakage weight_leakage;        // ... of the attention weights A (Ruscio Eq. 3: the softmax denominator)

@@ -74,8 +74,8 @@ TEST_CASE("every shipped preset is on disk, embedded, and valid") {
     REQUIRE(embedded != nullptr);
     CHECK(*embedded == p);
   }
-  CHECK(on_disk == 24);
-  CHECK(shipped.size() == 24);  // none skipped as broken
+  CHECK(on_disk == 27);
+  CHECK(shipped.size() == 27);  // none skipped as broken
   // docs/model.md section 6 names.
   for (const char* name : {"behind-rope-fig2",
                            "behind-rope-fig4",
@@ -93,6 +93,9 @@ TEST_CASE("every shipped preset is on disk, embedded, and valid") {
                            "leakage-ln-recency",
                            "zuo-fig3-layer-lines",
                            "zuo-fig11-norms",
+                           "zuo-fig2-histograms",
+                           "zuo-fig5-learned-positions",
+                           "zuo-fig8-probes",
                            "ruscio-fig1-bins",
                            "sweep-ln-recency-sec3",
                            "sweep-ln-recency-fig5",
@@ -119,6 +122,17 @@ TEST_CASE("the shipped presets encode the papers' figures") {
   CHECK(figure_simulations(fig4.figure).size() == 1);  // raw and diagonal-normalized rows share a run
   CHECK(fig4.settings.rope_base == 10000.0);
   CHECK(find_shipped_preset("behind-rope-fig10")->settings.mask == MaskKind::bidirectional);
+  // Zuo et al.'s Fig. 8 probes: 6 layers, d 384, 6 heads, n 32, one fixed network; Fig. 5: learned absolute
+  // positions with normal attention beside causal NoPE; Fig. 2: the histograms on.
+  const Settings& fig8 = find_shipped_preset("zuo-fig8-probes")->settings;
+  CHECK((fig8.layers == 6 && fig8.d == 384 && fig8.heads == 6 && fig8.n == 32));
+  CHECK(fig8.weights == WeightsMode::fixed);
+  const Preset& fig5 = *find_shipped_preset("zuo-fig5-learned-positions");
+  CHECK(fig5.settings.pos_embedding == PosEmbedding::learned);
+  CHECK(fig5.settings.mask == MaskKind::bidirectional);
+  CHECK(cell_settings(fig5.figure, 1, 0).pos_embedding == PosEmbedding::none);
+  CHECK(cell_settings(fig5.figure, 1, 0).mask == MaskKind::causal);
+  CHECK(find_shipped_preset("zuo-fig2-histograms")->settings.histograms == 100);
 }
 
 TEST_CASE("a corrupt, truncated or out-of-range preset is refused with a clear error and changes nothing") {

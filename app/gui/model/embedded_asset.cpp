@@ -11,7 +11,8 @@ extern const std::string_view preset_behind_rope_fig2, preset_behind_rope_fig4, 
     preset_leakage_ln_recency, preset_zuo_fig3_layer_lines, preset_zuo_fig11_norms, preset_ruscio_fig1_bins,
     preset_sweep_ln_recency_sec3, preset_sweep_ln_recency_fig5, preset_sweep_ln_recency_fig6,
     preset_sweep_ln_recency_phase, preset_sweep_zuo_table5, preset_sweep_behind_rope_fig7,
-    preset_sweep_ruscio_causal_bidirectional;
+    preset_sweep_ruscio_causal_bidirectional, preset_zuo_fig2_histograms, preset_zuo_fig5_learned_positions,
+    preset_zuo_fig8_probes;
 extern const std::string_view lesson_where_position_comes_from, lesson_layernorm_recency, lesson_random_networks,
     lesson_absolute_leakage;
 }  // namespace maskscope::embedded
@@ -56,6 +57,9 @@ std::span<const EmbeddedAsset> presets() {
       {"leakage-ln-recency", embedded::preset_leakage_ln_recency},
       {"zuo-fig3-layer-lines", embedded::preset_zuo_fig3_layer_lines},
       {"zuo-fig11-norms", embedded::preset_zuo_fig11_norms},
+      {"zuo-fig2-histograms", embedded::preset_zuo_fig2_histograms},
+      {"zuo-fig5-learned-positions", embedded::preset_zuo_fig5_learned_positions},
+      {"zuo-fig8-probes", embedded::preset_zuo_fig8_probes},
       {"ruscio-fig1-bins", embedded::preset_ruscio_fig1_bins},
       {"sweep-ln-recency-sec3", embedded::preset_sweep_ln_recency_sec3},
       {"sweep-ln-recency-fig5", embedded::preset_sweep_ln_recency_fig5},

@@ -16,7 +16,7 @@
 
 namespace maskscope::gui {
 
-enum class Tab { attention, diagonal, h_of_j, metrics, figure, leakage, sweep };
+enum class Tab { attention, diagonal, h_of_j, metrics, figure, leakage, sweep, probes, histograms };
 // norm: the layer's output norms ||x_i|| per position (Chi et al.'s variance signal; Zuo et al. Table 6).
 enum class Quantity { score, weight, cosine, norm };
 enum class Transform { raw, diagonal_normalized };  // Behind RoPE Fig. 4: each diagonal minus its mean
@@ -27,13 +27,15 @@ enum class Transform { raw, diagonal_normalized };  // Behind RoPE Fig. 4: each 
 enum class RangeMode { all, visible, robust };
 
 // The names of each enum as presets, views and the command line spell them (enum_names.hpp).
-inline constexpr EnumTable<Tab, 7> kTabNames{{{Tab::attention, "attention"},
+inline constexpr EnumTable<Tab, 9> kTabNames{{{Tab::attention, "attention"},
                                               {Tab::diagonal, "diagonal"},
                                               {Tab::h_of_j, "hofj"},
                                               {Tab::metrics, "metrics"},
                                               {Tab::figure, "figure"},
                                               {Tab::leakage, "leakage"},
-                                              {Tab::sweep, "sweep"}}};
+                                              {Tab::sweep, "sweep"},
+                                              {Tab::probes, "probes"},
+                                              {Tab::histograms, "histograms"}}};
 inline constexpr EnumTable<Quantity, 4> kQuantityNames{
     {{Quantity::score, "score"}, {Quantity::weight, "weight"}, {Quantity::cosine, "cosine"}, {Quantity::norm, "norm"}}};
 inline constexpr EnumTable<Transform, 2> kTransformNames{

@@ -127,6 +127,26 @@ void random_network_controls(Settings& s) {
       "residual stream after the block. attention output: concat(A v) W_O before the residual add (Zuo et "
       "al.'s \"causal attention's output embeddings\"; with it their Table 4 is reproduced).",
       off, kRandomWeightsOnly);
+  int positions = static_cast<int>(s.pos_embedding);
+  if (ImGui::Combo("positions", &positions, "none (NoPE)\0learned absolute\0"))
+    s.pos_embedding = static_cast<PosEmbedding>(positions);
+  explain_family(
+      "none: no positional encoding (NoPE). learned absolute: a position table P (n x d), drawn like the token "
+      "table, is added to the embeddings, x_i = E[t_i] + P[i], as in Zuo et al.'s Fig. 5 at initialization.",
+      off, kRandomWeightsOnly);
+  if (s.pos_embedding == PosEmbedding::learned) {
+    bool own_pos = s.pos_std.has_value();
+    if (ImGui::Checkbox("own position std", &own_pos))
+      s.pos_std = own_pos ? std::optional<double>(s.embedding_std()) : std::nullopt;
+    explain_family("Give the position table its own standard deviation instead of the embedding table's.", off,
+                   kRandomWeightsOnly);
+    if (own_pos) {
+      double p = *s.pos_std;
+      if (ImGui::SliderScalar("position std", ImGuiDataType_Double, &p, &smin, &smax, "%.4g",
+                              ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
+        s.pos_std = p;
+    }
+  }
   int weights = static_cast<int>(s.weights);
   if (ImGui::Combo("weights", &weights, "new network per sample\0one fixed network\0"))
     s.weights = static_cast<WeightsMode>(weights);

@@ -4,9 +4,15 @@
 
 #include <imgui.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
 #include <vector>
 
+#include "core/stats/position_probe.hpp"
 #include "model/controller.hpp"
 #include "window/heatmap.hpp"
 #include "model/lesson/lesson.hpp"
@@ -54,6 +60,36 @@ class LeakageTab {
   std::unique_ptr<Run> twin_;
   int layer_ = 2;
 };
+
+// Zuo et al.'s position probes (Fig. 8): Pearson-R and NRMSE per layer and feature, computed on a
+// background thread on demand and cancelled when the settings change.
+class ProbesTab {
+ public:
+  ~ProbesTab();
+  void draw(const Settings& s);
+  // A real model's tensor folder with hidden states: the first half of its prompts train, the rest test.
+  void draw_tensors(const std::string& folder, int prompts);
+  void stop();
+
+ private:
+  void start(const Settings& s);
+  void plots();
+  std::string folder_;  // the tensor folder the result is for (empty: the simulation's)
+  std::thread worker_;
+  std::atomic<bool> cancel_{false}, running_{false};
+  std::atomic<std::int64_t> collected_{0};
+  std::mutex mutex_;
+  std::optional<ProbeTable> result_;
+  std::optional<Settings> for_settings_;
+  std::string message_;
+  int train_ = 1600, test_ = 1600;
+  bool mlp_ = false;
+  char export_dir_[256] = "probes-export";
+  std::string export_message_;
+};
+
+// Zuo et al.'s Fig. 2 and Fig. 13 histograms per layer (a button turns them on).
+void draw_histograms_tab(const Snapshot& snap, Controller& controller);
 
 // RP and adjacency per layer with standard errors and tie fractions.
 void draw_metrics_tab(const Snapshot& snap);

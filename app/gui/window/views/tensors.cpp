@@ -11,7 +11,8 @@ namespace maskscope::gui {
 
 bool Views::open_tensors(const std::string& folder, std::string& error) {
   try {
-    const TensorSet t = maskscope::open_tensors(folder);
+    TensorSet t = maskscope::open_tensors(folder);
+    if (t.hidden) t.histograms = 100;  // Zuo et al.'s Fig. 2 / Fig. 13 from the hidden states (Histograms tab)
     if (std::uint64_t need = tensor_analysis_bytes(t); need > kWindowMemoryBudget) {
       error = folder + ": " + std::to_string(t.L) + " layers x " + std::to_string(t.H) +
               " heads at T = " + std::to_string(t.T) + " need about " + bytes_text(need) + "; the window allows " +

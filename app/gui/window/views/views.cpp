@@ -47,6 +47,11 @@ void Views::draw_tab_content() {
       case Tab::figure: draw_figure_tab(figure_, controller_.settings(), view_); break;
       case Tab::leakage: leakage_.draw(*on_screen_.snap, renderer_, view_, !controller_.showing_tensors()); break;
       case Tab::sweep: draw_sweep_tab(sweep_, controller_, current_preset()); break;
+      case Tab::probes:
+        if (controller_.showing_tensors()) probes_.draw_tensors(tensor_info_.folder, tensor_info_.prompts);
+        else probes_.draw(controller_.settings());
+        break;
+      case Tab::histograms: draw_histograms_tab(*on_screen_.snap, controller_); break;
     }
   if (view_.tab != Tab::leakage) leakage_.stop();  // its twin run costs CPU only while shown
 }
@@ -113,6 +118,11 @@ void Views::draw(float ui_scale) {
     tab("Sweep", Tab::sweep,
         "A metric against one or two settings (a phase diagram), every point refined live with common random "
         "numbers; click a point to set the controls to it.");
+    tab("Probes", Tab::probes,
+        "Position probes (Zuo et al. Fig. 8): Pearson-R and NRMSE per layer from X, Var_X and Sim_X of one fixed "
+        "network, computed on demand.");
+    tab("Histograms", Tab::histograms,
+        "Cosine differences over triples a < b < c (Zuo et al. Fig. 2) and each sample's adjacency (Fig. 13).");
     tab("Figure", Tab::figure, "Comparison grids of configurations for papers, exported as PNG, SVG and CSV.");
     ImGui::EndTabBar();
     requested_tab_ = false;

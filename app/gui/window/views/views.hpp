@@ -106,6 +106,7 @@ class Views {
   FigureWorkbench figure_;
   SweepWorkbench sweep_;  // wakes the window's loop when a sweep has a new state
   LeakageTab leakage_;
+  ProbesTab probes_;
   std::optional<LessonPlayer> lesson_;
   bool presenting_ = false;
   float present_scale_ = 1.6f;

@@ -1,0 +1,95 @@
+// Position probes on the random-weight network (position_probes.hpp).
+#include "core/run/position_probes.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <thread>
+
+#include "core/kernel/simulator.hpp"
+#include "core/run/resources.hpp"
+
+namespace maskscope {
+
+namespace {
+
+constexpr std::int64_t kSequencesMax = 1'000'000;
+
+}  // namespace
+
+std::vector<SettingError> validate_probe(const Settings& s, const ProbeRequest& r) {
+  std::vector<SettingError> errors = validate(s);
+  auto add = [&](std::string name, std::string message) { errors.push_back({std::move(name), std::move(message)}); };
+  if (!s.random_weights())
+    add("model",
+        "the probes read the random-weight network's hidden states; use model random_weights (or "
+        "'maskscope-cli analyze' for a real model's tensors)");
+  else if (s.weights != WeightsMode::fixed)
+    add("weights",
+        "a probe is trained and tested on one network (Zuo et al. probe one model); per_sample weights "
+        "draw a new network for every sequence. Use weights fixed");
+  if (s.n < 2) add("n", "a position probe needs n >= 2 positions (n = " + std::to_string(s.n) + ")");
+  if (r.train < 2 || r.train > kSequencesMax)
+    add("train", "train = " + std::to_string(r.train) + " sequences is out of range; valid: integer in [2, 10^6]");
+  if (r.test < 2 || r.test > kSequencesMax)
+    add("test", "test = " + std::to_string(r.test) +
+                    " sequences is out of range; valid: integer in [2, 10^6] "
+                    "(the standard errors resample whole test sequences)");
+  if (r.features.empty()) add("features", "no feature; valid: a comma-separated list of x, var, sim");
+  const ProbeOptions& o = r.probe;
+  if (!(o.ridge > 0.0 && o.ridge <= 1e6)) add("ridge", "the ridge penalty must be a number in (0, 1e6]");
+  if (o.kind == ProbeKind::mlp) {
+    if (o.mlp_width < 1 || o.mlp_width > 4096) add("mlp-width", "the MLP's width must be an integer in [1, 4096]");
+    if (o.mlp_epochs < 1 || o.mlp_epochs > 10000)
+      add("mlp-epochs", "the MLP's epochs must be an integer in [1, 10000]");
+    if (o.mlp_batch < 1 || o.mlp_batch > 1'000'000)
+      add("mlp-batch", "the MLP's minibatch must be an integer in [1, 10^6]");
+    if (!(o.mlp_learning_rate > 0.0 && o.mlp_learning_rate <= 1.0))
+      add("mlp-lr", "the MLP's learning rate must be a number in (0, 1]");
+  }
+  if (o.bootstrap < 2 || o.bootstrap > 100000)
+    add("bootstrap", "bootstrap resamples must be an integer in [2, 100000]");
+  if (errors.empty()) {
+    const std::uint64_t need = ProbeCollector::bytes(s.n, s.d, s.layers + 1, r);
+    const std::uint64_t available = available_memory_bytes();
+    if (available > 0 && need > available / 2)
+      add("train", "train + test = " + std::to_string(r.train + r.test) + " sequences of n = " + std::to_string(s.n) +
+                       ", d = " + std::to_string(s.d) + ", " + std::to_string(s.layers + 1) + " layers need about " +
+                       bytes_text(need) + " of features; this machine has " + bytes_text(available) +
+                       " available. Lower train, test or the features (x takes d values per token)");
+  }
+  return errors;
+}
+
+std::optional<ProbeTable> run_position_probes(const Settings& s, const ProbeRequest& r, const std::atomic<bool>* cancel,
+                                              std::atomic<std::int64_t>* sequences_done) {
+  const auto start = std::chrono::steady_clock::now();
+  const int blocks = s.layers + 1;
+  ProbeCollector collector(s.n, s.d, blocks, r);
+  const std::int64_t sequences = r.train + r.test;
+  const int threads = int(std::min<std::int64_t>(resolved_threads(s), sequences));
+  std::atomic<std::int64_t> next{0};
+  auto worker = [&] {
+    Simulator sim(s);
+    for (std::int64_t q; (q = next.fetch_add(1)) < sequences;) {
+      if (cancel && cancel->load(std::memory_order_relaxed)) return;
+      const SampleTrace trace = sim.trace_sample(std::uint64_t(q));  // layer 0 the embeddings
+      collector.add_sequence(q, 0, trace.input.data());
+      for (int l = 0; l < s.layers; ++l) collector.add_sequence(q, l + 1, trace.layers[std::size_t(l)].output.data());
+      if (sequences_done) sequences_done->fetch_add(1);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int k = 1; k < threads; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  if (cancel && cancel->load()) return std::nullopt;
+  const auto collected = std::chrono::steady_clock::now();
+  auto table = fit_probes(collector, r, resolved_threads(s), cancel);
+  if (!table) return std::nullopt;
+  table->collect_s = std::chrono::duration<double>(collected - start).count();
+  table->fit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - collected).count();
+  return table;
+}
+
+}  // namespace maskscope
