@@ -172,17 +172,18 @@ namespace {
 
 MASKSCOPE_KERNEL_CLONES
 bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t first_sample, std::int64_t count,
-                 BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel) {
+                 BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel, bool trace_every) {
   const rw::MetricScratch ms = w.metric_scratch();
   for (std::int64_t t = 0; t < count; ++t) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
-    const bool record = trace && t == count - 1;
+    const bool record = trace && (trace_every || t == count - 1);
+    SampleTrace* traced = trace_every ? trace + t : trace;
     SampleStream rng(k.seed, first_sample + std::uint64_t(t));
     embed_tokens(k, w, rng);
     kernel::LayerMetrics lm{};
     rw::hidden_metrics(k, ms, w.x.data(), lm);  // layer 0: the embeddings
     if (sums) rw::accumulate(k, ms, k.layout->embedding_block(), false, w.s.data(), w.a.data(), lm, *sums);
-    if (record) rw::record_input(k, w.x.data(), w.tokens.data(), lm, *trace);
+    if (record) rw::record_input(k, w.x.data(), w.tokens.data(), lm, *traced);
     for (int l = 0; l < k.layers; ++l) {
       if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
       const Network::Block* block = k.fixed ? &k.net->blocks[l] : nullptr;
@@ -191,7 +192,7 @@ bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
       mlp(k, w, rng, block);
       if (!k.attention_output) rw::hidden_metrics(k, ms, w.xn.data(), lm);
       if (sums) rw::accumulate(k, ms, l, true, w.s.data(), w.a.data(), lm, *sums);
-      if (record) rw::record_layer(k, w.y.data(), w.xn.data(), w.s.data(), w.a.data(), lm, trace->layers[l]);
+      if (record) rw::record_layer(k, w.y.data(), w.xn.data(), w.s.data(), w.a.data(), lm, traced->layers[l]);
       std::swap(w.x, w.xn);
     }
     if (sums) sums->count += 1;
@@ -221,7 +222,7 @@ RandomWeightsModel::RandomWeightsModel(const Settings& s, const KeyRanges& keys,
 RandomWeightsModel::~RandomWeightsModel() = default;
 
 bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, BlockSums* sums, SampleTrace* trace,
-                             const std::atomic<bool>* cancel) {
+                             const std::atomic<bool>* cancel, bool trace_every) {
   RwArgs k{};
   k.seed = s_.seed;
   k.n = s_.n;
@@ -247,8 +248,8 @@ bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, Blo
   k.layout = &layout_;
   k.net = network_.get();
   k.eigen = rw::eigen_gemm_available();
-  if (batched_) return rw::run_batched(k, *work_, first_sample, count, sums, trace, cancel);
-  return run_samples(k, *work_, first_sample, count, sums, trace, cancel);
+  if (batched_) return rw::run_batched(k, *work_, first_sample, count, sums, trace, cancel, trace_every);
+  return run_samples(k, *work_, first_sample, count, sums, trace, cancel, trace_every);
 }
 
 }  // namespace maskscope

@@ -49,9 +49,10 @@ class RandomWeightsModel {
   RandomWeightsModel& operator=(const RandomWeightsModel&) = delete;
 
   // Runs samples first_sample .. first_sample + count - 1 into `sums` (when given) and records the
-  // last into `trace` (when given). False if cancelled.
+  // last into `trace` (when given), or with `trace_every` each sample t into trace[t - first_sample] (an
+  // array of count traces). False if cancelled.
   bool run(std::uint64_t first_sample, std::int64_t count, BlockSums* sums, SampleTrace* trace,
-           const std::atomic<bool>* cancel);
+           const std::atomic<bool>* cancel, bool trace_every = false);
 
   const Network* network() const { return network_.get(); }  // nullptr for per_sample weights
 

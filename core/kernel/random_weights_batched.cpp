@@ -13,7 +13,7 @@ namespace maskscope::rw {
 
 MASKSCOPE_KERNEL_CLONES
 bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t first_sample, std::int64_t count,
-                 BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel) {
+                 BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel, bool trace_every) {
   const int n = k.n, d = k.d, B = w.batch;
   const std::size_t nd = w.nd(), rows = std::size_t(B) * n;
   const std::size_t head_maps = std::size_t(k.heads) * w.nn();
@@ -24,7 +24,12 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
     const std::uint64_t base = s - s % std::uint64_t(B);
     const int lo = int(s - base), hi = int(std::min(end, base + std::uint64_t(B)) - base);  // slots [lo, hi)
+    // The slot whose sample is traced (-1: none; with trace_every, every slot).
     const int traced = trace && base + std::uint64_t(hi) == end ? hi - 1 : -1;
+    auto is_traced = [&](int t) { return trace && (trace_every || t == traced); };
+    auto trace_of = [&](int t) -> SampleTrace& {
+      return trace_every ? trace[base + std::uint64_t(t) - first_sample] : *trace;
+    };
     // The active rows, for the row-wise steps (the products take all rows).
     const std::size_t r0 = std::size_t(lo) * nd, r1 = std::size_t(hi) * nd;
     auto S = [&](int t) { return w.s.data() + std::size_t(t) * head_maps; };
@@ -43,7 +48,7 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
       lm = {};
       hidden_metrics(k, ms, x, lm);
       if (sums) accumulate(k, ms, k.layout->embedding_block(), false, S(t), A(t), lm, *sums);
-      if (t == traced) record_input(k, x, tokens, lm, *trace);
+      if (is_traced(t)) record_input(k, x, tokens, lm, trace_of(t));
     }
     for (int l = 0; l < k.layers; ++l) {
       if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
@@ -76,8 +81,8 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
       for (int t = lo; t < hi; ++t) {
         const float* x_out = w.xn.data() + std::size_t(t) * nd;
         if (!k.attention_output) layer_sums(t, x_out);
-        if (t == traced)
-          record_layer(k, w.y.data() + std::size_t(t) * nd, x_out, S(t), A(t), w.metrics[t], trace->layers[l]);
+        if (is_traced(t))
+          record_layer(k, w.y.data() + std::size_t(t) * nd, x_out, S(t), A(t), w.metrics[t], trace_of(t).layers[l]);
       }
       std::swap(w.x, w.xn);
     }

@@ -31,8 +31,10 @@ struct InitStd {
   float mean, std, residual_std, embed_std, residual_mean, pos_std;
 };
 inline InitStd init_of(const Settings& s) {
-  return {static_cast<float>(s.init_mean), static_cast<float>(s.init_std),
-          static_cast<float>(s.init_std / std::sqrt(2.0 * s.layers)), static_cast<float>(s.embedding_std()),
+  return {static_cast<float>(s.init_mean),
+          static_cast<float>(s.init_std),
+          static_cast<float>(s.init_std / std::sqrt(2.0 * s.layers)),
+          static_cast<float>(s.embedding_std()),
           s.residual_mean == ResidualMean::zero ? 0.0f : static_cast<float>(s.init_mean),
           static_cast<float>(s.position_std())};
 }

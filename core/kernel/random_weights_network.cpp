@@ -93,12 +93,12 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
 
 std::shared_ptr<const Network> fixed_network(const Settings& s) {
   // The workers of a run (and runs of the same network) share one copy while any of them lives.
-  using Key = std::tuple<std::int64_t, int, int, bool, double, double, double, ResidualMean, std::uint64_t, int,
-                         double>;
+  using Key =
+      std::tuple<std::int64_t, int, int, bool, double, double, double, ResidualMean, std::uint64_t, int, double>;
   static std::mutex mutex;
   static std::map<Key, std::weak_ptr<const Network>> cache;
   const int pos_rows = s.learned_positions() ? s.n : 0;
-  const Key key{s.vocab,         s.d,           s.layers, s.mlp,    s.init_mean,       s.init_std, s.embedding_std(),
+  const Key key{s.vocab,         s.d,           s.layers, s.mlp,           s.init_mean, s.init_std, s.embedding_std(),
                 s.residual_mean, s.weight_seed, pos_rows, s.position_std()};
   std::lock_guard lock(mutex);
   for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);

@@ -265,9 +265,12 @@ bool Simulator::simulate_block(std::uint64_t first_sample, std::int64_t count, B
 }
 
 std::vector<SampleTrace> Simulator::trace_block(std::uint64_t first_sample, std::int64_t count) {
-  if (random_weights_) return {};  // parameter-free only (tests)
   std::vector<SampleTrace> traces(static_cast<std::size_t>(count));
   for (auto& t : traces) t.layers.resize(s_.layers);
+  if (random_weights_) {  // a fixed network's batches once each, not once per sample
+    random_weights_->run(first_sample, count, nullptr, traces.data(), nullptr, true);
+    return traces;
+  }
   const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_, chi_laws_);
   if (lanes_) lanes_->run(k, *work_, first_sample, count, nullptr, &traces, nullptr);
   else run_samples(k, *work_, first_sample, count, nullptr, nullptr, nullptr, &traces);

@@ -54,7 +54,8 @@ class Simulator {
 
   // Sample `sample` of the run, with every intermediate.
   SampleTrace trace_sample(std::uint64_t sample);
-  // Samples first_sample .. first_sample + count - 1, each with every intermediate (parameter-free model; for tests).
+  // Samples first_sample .. first_sample + count - 1, each with every intermediate (tests; the position
+  // probes' hidden states).
   std::vector<SampleTrace> trace_block(std::uint64_t first_sample, std::int64_t count);
 
   // Number of (i, k, j) triples the recency probability counts per sample.

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/kernel/simulator.hpp"
+#include "core/model/cost.hpp"
 #include "core/run/resources.hpp"
 
 namespace maskscope {
@@ -29,6 +30,8 @@ std::vector<SettingError> validate_probe(const Settings& s, const ProbeRequest& 
         "a probe is trained and tested on one network (Zuo et al. probe one model); per_sample weights "
         "draw a new network for every sequence. Use weights fixed");
   if (s.n < 2) add("n", "a position probe needs n >= 2 positions (n = " + std::to_string(s.n) + ")");
+  if (s.hidden == HiddenState::attention)
+    add("hidden", "the probes read the block outputs, the residual stream (hidden block); valid: block");
   if (r.train < 2 || r.train > kSequencesMax)
     add("train", "train = " + std::to_string(r.train) + " sequences is out of range; valid: integer in [2, 10^6]");
   if (r.test < 2 || r.test > kSequencesMax)
@@ -68,15 +71,23 @@ std::optional<ProbeTable> run_position_probes(const Settings& s, const ProbeRequ
   ProbeCollector collector(s.n, s.d, blocks, r);
   const std::int64_t sequences = r.train + r.test;
   const int threads = int(std::min<std::int64_t>(resolved_threads(s), sequences));
+  // Whole blocks of the run's grid at a time: a fixed network multiplies a block's samples together
+  // (random_weights_batched.hpp), so a trace per sample would repeat each block's products B times.
+  const std::int64_t chunk = samples_per_block(s);
   std::atomic<std::int64_t> next{0};
   auto worker = [&] {
     Simulator sim(s);
-    for (std::int64_t q; (q = next.fetch_add(1)) < sequences;) {
+    for (std::int64_t q0; (q0 = next.fetch_add(chunk)) < sequences;) {
       if (cancel && cancel->load(std::memory_order_relaxed)) return;
-      const SampleTrace trace = sim.trace_sample(std::uint64_t(q));  // layer 0 the embeddings
-      collector.add_sequence(q, 0, trace.input.data());
-      for (int l = 0; l < s.layers; ++l) collector.add_sequence(q, l + 1, trace.layers[std::size_t(l)].output.data());
-      if (sequences_done) sequences_done->fetch_add(1);
+      const std::int64_t count = std::min(chunk, sequences - q0);
+      const std::vector<SampleTrace> traces = sim.trace_block(std::uint64_t(q0), count);
+      for (std::int64_t t = 0; t < count; ++t) {
+        const SampleTrace& trace = traces[std::size_t(t)];  // layer 0 the embeddings
+        collector.add_sequence(q0 + t, 0, trace.input.data());
+        for (int l = 0; l < s.layers; ++l)
+          collector.add_sequence(q0 + t, l + 1, trace.layers[std::size_t(l)].output.data());
+        if (sequences_done) sequences_done->fetch_add(1);
+      }
     }
   };
   std::vector<std::thread> pool;

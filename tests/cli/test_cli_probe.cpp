@@ -60,6 +60,7 @@ TEST_CASE("probe: bad input is refused with exit 2, naming the flag") {
       {"--model random_weights --weights fixed --ridge -1", "--ridge"},
       {"--model random_weights --weights fixed --mlp-epochs 0", "--mlp-epochs"},
       {"--model random_weights --weights fixed --n 1", "--n"},
+      {"--model random_weights --weights fixed --hidden attention", "--hidden"},
       {"--n 8", "--model"},
       {"--preset /nonexistent/preset.json", "--preset"},
   };
