@@ -17,8 +17,4 @@ bool eigen_gemm_available();
 // on every AVX2 machine and for any split of the samples over threads, processes or shards.
 void eigen_gemm(const float* A, int rows, int inner, const float* B, int cols, float* C);
 
-// G (rows x rows, row-major) = Y Y^T for Y (rows x inner, row-major): the Gram matrix of the per-sample
-// weight draws (random_weights.cpp), every entry, through the same GEMM.
-void eigen_gram(const float* Y, int rows, int inner, float* G);
-
 }  // namespace maskscope::rw

@@ -10,6 +10,4 @@ bool eigen_gemm_available() { return false; }
 
 void eigen_gemm(const float*, int, int, const float*, int, float*) { std::abort(); }
 
-void eigen_gram(const float*, int, int, float*) { std::abort(); }
-
 }  // namespace maskscope::rw
