@@ -4,6 +4,8 @@
 # folder build-web/site/ (index.html, maskscope.js, .wasm, .worker.js, .data).
 #   bash tools/web.sh            build (again: only what changed)
 #   bash tools/web.sh --serve    serve build-web/site on http://localhost:8037/ with the headers threads need
+#   bash tools/web.sh --install  only install (also Chromium and python3-websocket for the web_page test);
+#                                exit 3 if the packages cannot be installed
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -18,15 +20,20 @@ fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 packages=(emscripten dpkg-dev cmake nlohmann-json3-dev libstb-dev fonts-dejavu-core python3)
+if [ "${1:-}" = "--install" ]; then packages+=(chromium python3-websocket); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "web.sh: installing ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if ! { $SUDO apt-get update -qq &&
+         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }; then
+    echo "web.sh: cannot install ${missing[*]}" >&2
+    exit 3
+  fi
 fi
+if [ "${1:-}" = "--install" ]; then exit 0; fi
 
 # Dear ImGui's own sources (libimgui-dev ships headers only): the source package of the Debian suite
 # this machine runs, through a deb-src entry signed by the same keyring as its binary packages.

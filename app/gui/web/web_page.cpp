@@ -49,6 +49,10 @@ EM_JS(void, ms_download_svg_as_png, (const char* name, const char* svg, int widt
 EM_JS(void, ms_clipboard, (const char* text), {
   Module.maskscopeCopy(UTF8ToString(text));
 });
+EM_JS(void, ms_full_screen, (int on), {
+  if (on && !document.fullscreenElement) document.documentElement.requestFullscreen().catch(function () {});
+  if (!on && document.fullscreenElement) document.exitFullscreen().catch(function () {});
+});
 // clang-format on
 
 namespace maskscope::gui::browser {
@@ -121,6 +125,8 @@ std::string copy_link(const Settings& settings, const ViewOptions& view) {
   ms_clipboard(link.c_str());
   return link;
 }
+
+void full_screen(bool on) { ms_full_screen(on ? 1 : 0); }
 
 void before_frame(GLFWwindow* window) {
   // The canvas fills the page: the window follows its size.

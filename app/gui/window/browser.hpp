@@ -31,6 +31,8 @@ void show_page_errors(const std::vector<std::string>& errors);
 void offer_files(const std::string& dir, const std::vector<std::string>& files);
 // The page's link for this view (the page's address with view_query) to the clipboard; returns it.
 std::string copy_link(const Settings& settings, const ViewOptions& view);
+// Presentation mode: the page full screen (on), or back (off).
+void full_screen(bool on);
 // Fits the window to the page's canvas before a frame.
 void before_frame(GLFWwindow* window);
 // The state the page's tests read (samples, finished, the result JSON with ?json=1).
@@ -43,6 +45,7 @@ inline std::vector<std::string> page_arguments(std::vector<std::string>&) { retu
 inline void show_page_errors(const std::vector<std::string>&) {}
 inline void offer_files(const std::string&, const std::vector<std::string>&) {}
 inline std::string copy_link(const Settings&, const ViewOptions&) { return {}; }
+inline void full_screen(bool) {}
 inline void before_frame(GLFWwindow*) {}
 inline void after_frame(Controller&, Views&) {}
 inline void run_main_loop(std::function<void()>) {}
