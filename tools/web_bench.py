@@ -29,7 +29,7 @@ try:
         state = browser.wait_for(lambda s: s["finished"], 600, f"n {n} to finish")
         web = state["samples_per_s"]
         out = subprocess.run([os.path.join(ROOT, "build", "maskscope-cli"), "run", "--n", str(n), "--samples",
-                              str(samples), "--threads", str(threads), "--out", os.devnull],
+                              str(samples), "--threads", str(threads), "--out", os.path.join(browser.profile, "native.json")],
                              capture_output=True, text=True, check=True).stderr
         native = float(re.search(r"\(([0-9.]+) samples/s", out).group(1))
         print(f"n {n}, {samples} samples, {threads} threads: web {web:,.0f} samples/s, native {native:,.0f} "

@@ -82,15 +82,16 @@ std::vector<std::string> link_arguments(const LinkQuery& query, const std::vecto
   const auto& keys = setting_keys();
   for (const auto& [name, value] : query) {
     if (std::find(page_keys.begin(), page_keys.end(), name) != page_keys.end()) continue;
-    if (std::find(keys.begin(), keys.end(), name) != keys.end()) {
-      args.push_back("--set");
-      args.push_back(name + "=" + value);
-    } else if (name == "present") {
+    if (name == "present") {
       if (value == "1" || value == "true" || value.empty()) args.push_back("--present");
       else if (value != "0" && value != "false") errors.push_back("link: present: '" + value + "'; valid: 0, 1");
     } else if (std::find(std::begin(kViewKeys), std::end(kViewKeys), name) != std::end(kViewKeys)) {
+      // (samples too: --samples also sets a preset's figure rows and caps a lesson's steps)
       args.push_back("--" + name);
       args.push_back(value);
+    } else if (std::find(keys.begin(), keys.end(), name) != keys.end()) {
+      args.push_back("--set");
+      args.push_back(name + "=" + value);
     } else {
       std::string valid;
       for (const char* v : kViewKeys) valid += std::string(valid.empty() ? "" : ", ") + v;
