@@ -113,7 +113,8 @@ class Browser:
         """The page's state (web_page.cpp after_frame), or None before the module runs."""
         text = self.evaluate("typeof Module !== 'undefined' && Module.calledRun ? "
                              "Module.ccall('maskscope_web_state', 'string', [], []) : null")
-        return json.loads(text) if text else None
+        state = json.loads(text) if text else None
+        return state if state and "finished" in state else None  # "{}" until the first frame
 
     def wait_for(self, predicate, timeout, what):
         end = time.monotonic() + timeout

@@ -6,13 +6,16 @@ Loads build-web/site from the local server with the isolation headers and checks
   2. the page's result JSON (?json=1) equals the native maskscope-cli run's for the same settings, number
      for number (the same kernel, seed and samples);
   3. a link with a bad value shows the message naming the setting and its range, and the defaults run;
-  4. a preset link opens the preset's tab.
+  4. a preset link opens the preset's tab;
+  5. Export figure downloads one zip with the figure's PNG (drawn by the browser at 2x), SVG, CSVs, JSONs.
 Exit 77 (ctest: skipped) with the reason when Chromium cannot start or the page was not built.
 Usage: web_page_test.py SITE_DIR MASKSCOPE_CLI"""
 import json
 import os
 import subprocess
 import sys
+import time
+import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
@@ -149,6 +152,30 @@ def main():
         browser.open(server.url("preset=behind-rope-fig4&tab=diagonal"))
         state = browser.wait_for(lambda s: s["samples_done"] > 0, 60, "the behind-rope-fig4 preset to run")
         check(state["tab"] == "diagonal" and not state["errors"], f"?preset=behind-rope-fig4&tab=diagonal: {state}")
+
+        # 5. Export figure on the Figure tab: one zip download with the PNG (drawn by the browser from the
+        # SVG at 2x), the SVG, the CSVs and the JSONs. The button's place at 1280 x 800 is fixed by the layout.
+        browser.open(server.url("preset=ln-recency-fig1&samples=2000&tab=figure"))
+        browser.wait_for(lambda s: s["finished"], 120, "ln-recency-fig1 at 2000 samples")
+        time.sleep(2)  # the figure's own runs
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            browser.call("Input.dispatchMouseEvent", type=kind, x=857, y=235, button="left", clickCount=1)
+            time.sleep(0.2)
+        zip_path = os.path.join(browser.downloads, "maskscope-figures.zip")
+        for _ in range(600):
+            if os.path.exists(zip_path):
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)
+        names, png = [], b""
+        if os.path.exists(zip_path):
+            with zipfile.ZipFile(zip_path) as z:
+                names = z.namelist()
+                png = z.read("figure.png") if "figure.png" in names else b""
+        w = web_page.png_pixels(png)[0] if png else 0
+        check("figure.svg" in names and "preset.json" in names and "figure.json" in names and w > 1500,
+              f"Export figure (clicked at 857, 235) downloads maskscope-figures.zip with figure.png {w} px wide "
+              f"(2x), SVG and JSONs: {len(names)} files {names[:4]}")
     finally:
         browser.close()
         server.close()

@@ -41,8 +41,10 @@ EM_JS(void, ms_show_errors, (const char* text), {
 // A copy out of the shared heap (a Blob cannot hold a view of shared memory).
 EM_JS(void, ms_download, (const char* name, const unsigned char* data, int size, const char* mime), {
   const bytes = HEAPU8.slice(data, data + size);
-  Module.maskscopeSave(UTF8ToString(name), new Blob([bytes], {type: UTF8ToString(mime)}));
+  Module.maskscopeOffer(UTF8ToString(name), new Blob([bytes], {type: UTF8ToString(mime)}));
 });
+EM_JS(void, ms_bundle_begin, (), { Module.maskscopeBundleBegin(); });
+EM_JS(void, ms_bundle_end, (const char* zip_name), { Module.maskscopeBundleEnd(UTF8ToString(zip_name)); });
 EM_JS(void, ms_download_svg_as_png, (const char* name, const char* svg, int width, int height), {
   Module.maskscopeSvgToPng(UTF8ToString(name), UTF8ToString(svg), width, height);
 });
@@ -105,6 +107,11 @@ void show_page_errors(const std::vector<std::string>& errors) {
 }
 
 void offer_files(const std::string& dir, const std::vector<std::string>& files) {
+  // Several files (an export) go as one zip named after the folder: one download to allow, not one per file.
+  const bool bundle = files.size() > 1;
+  std::string zip_name = dir.substr(dir.find_last_of('/') + 1);
+  if (zip_name.empty() || zip_name == "." || zip_name == "..") zip_name = "maskscope-export";
+  if (bundle) ms_bundle_begin();
   for (const std::string& name : files) {
     const std::string path = dir.empty() ? name : dir + "/" + name;
     std::ifstream in(path, std::ios::binary);
@@ -118,6 +125,7 @@ void offer_files(const std::string& dir, const std::vector<std::string>& files) 
                   mime_of(base).c_str());
     }
   }
+  if (bundle) ms_bundle_end((zip_name + ".zip").c_str());
 }
 
 std::string copy_link(const Settings& settings, const ViewOptions& view) {
