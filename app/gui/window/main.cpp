@@ -89,6 +89,7 @@ struct App {
   gui::Views views;
   gui::HeadlessDriver driver;
   int settle_frames = 3;
+  double last_draw = -1e9;  // the browser build: when frame() last drew (glfwGetTime)
 };
 
 // Frames on demand. Every run posts an empty event when it publishes a picture, so while a run
@@ -101,6 +102,18 @@ bool App::frame() {
   ImGuiIO& io = ImGui::GetIO();
   const auto snap = controller.snapshot();
   const bool refining = !(snap->finished || snap->cancelled) || !views.figure().complete();
+  if (browser::kInBrowser) {
+    // The browser calls this at its display's rate and cannot sleep in it: frames on demand here skip
+    // the calls with nothing new, drawing at most every 50 ms while a run refines (2 s when idle), at
+    // once after input. A skipped call leaves the last frame on the page. Drawing every call cost the
+    // simulation's two workers half their speed on 2 cores (the page's GL is software there).
+    if (gui::take_input_activity()) settle_frames = 3;
+    const double now = glfwGetTime();
+    if (settle_frames == 0 && !views.transition_running() && !io.WantTextInput &&
+        now - last_draw < (refining || !views.showing_final_snapshot() ? 0.05 : 2.0))
+      return true;
+    last_draw = now;
+  }
   if (browser::kInBrowser || driver.busy() || settle_frames > 0 || views.transition_running() || io.WantTextInput)
     glfwPollEvents();
   else glfwWaitEventsTimeout(refining ? 0.1 : 0.5);
