@@ -6,7 +6,7 @@ Loads build-web/site from the local server with the isolation headers and checks
   2. the page's result JSON (?json=1) equals the native maskscope-cli run's for the same settings, number
      for number (the same kernel, seed and samples);
   3. a link with a bad value shows the message naming the setting and its range, and the defaults run;
-  4. a preset link opens the preset's tab;
+  4. a preset link opens the preset's tab, and Copy link gives the link of the view on screen;
   5. Export figure downloads one zip with the figure's PNG (drawn by the browser at 2x), SVG, CSVs, JSONs.
 Exit 77 (ctest: skipped) with the reason when Chromium cannot start or the page was not built.
 Usage: web_page_test.py SITE_DIR MASKSCOPE_CLI"""
@@ -152,6 +152,19 @@ def main():
         browser.open(server.url("preset=behind-rope-fig4&tab=diagonal"))
         state = browser.wait_for(lambda s: s["samples_done"] > 0, 60, "the behind-rope-fig4 preset to run")
         check(state["tab"] == "diagonal" and not state["errors"], f"?preset=behind-rope-fig4&tab=diagonal: {state}")
+
+        # Copy link (menu bar, at its place in the 1280 x 800 layout) writes this view's link, which opens it.
+        browser.open(server.url("alpha=0.3&d=16&samples=5000&tab=diagonal"))
+        browser.wait_for(lambda s: s["samples_done"] > 0, 60, "?alpha=0.3&d=16 to run")
+        time.sleep(0.5)
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            browser.call("Input.dispatchMouseEvent", type=kind, x=221, y=11, button="left", clickCount=1)
+            time.sleep(0.2)
+        time.sleep(0.5)
+        link = browser.evaluate("Module.lastLink || ''") or ""
+        query = link.split("?", 1)[-1].split("&")
+        check(link.startswith(server.url()) and {"alpha=0.3", "d=16", "samples=5000", "tab=diagonal"} <= set(query),
+              f"Copy link (clicked at 221, 11) gives this view's link: {link!r}")
 
         # 5. Export figure on the Figure tab: one zip download with the PNG (drawn by the browser from the
         # SVG at 2x), the SVG, the CSVs and the JSONs. The button's place at 1280 x 800 is fixed by the layout.
