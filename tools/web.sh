@@ -47,8 +47,15 @@ if [ -z "$imgui_dir" ] || [ ! -f "$imgui_dir/imgui.cpp" ]; then
     $SUDO apt-get update -qq
   fi
   mkdir -p "$out/src"
-  (cd "$out/src" && apt-get source -qq imgui >/dev/null 2>&1)
-  imgui_dir=$(ls -d "$out"/src/imgui-1.86*/ | head -n1)
+  if ! (cd "$out/src" && apt-get source -qq imgui >/dev/null 2>&1); then
+    echo "web.sh: apt-get source imgui failed (is a deb-src entry for this Debian suite reachable?)" >&2
+    exit 1
+  fi
+  imgui_dir=$(ls -d "$out"/src/imgui-1.86*/ 2>/dev/null | head -n1 || true)
+  if [ -z "$imgui_dir" ]; then
+    echo "web.sh: the imgui source package is not Dear ImGui 1.86 (found: $(ls "$out/src"))" >&2
+    exit 1
+  fi
 fi
 imgui_dir=${imgui_dir%/}
 
