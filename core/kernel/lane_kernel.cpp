@@ -131,6 +131,16 @@ bool run_lanes_base(const KernelArgs& k, Buffers& b, SampleWork& w, std::uint64_
   return w16::run_lanes(k, b, w, first, count, sums, traces, cancel);
 }
 
+// The lowest level's name: baseline x86-64, or WebAssembly in the browser build (the same 16-lane
+// body, its vectors as wasm SIMD128 with -msimd128; the same bits as every x86 level).
+#if defined(__wasm_simd128__)
+constexpr const char* kPortableLevel = "wasm-simd128";
+#elif defined(__wasm__)
+constexpr const char* kPortableLevel = "wasm";
+#else
+constexpr const char* kPortableLevel = "x86-64";
+#endif
+
 struct Level {
   const char* name;
   LaneFn fn;
@@ -145,7 +155,7 @@ const std::vector<Level>& levels() {
     l.push_back({"x86-64-v4", run_lanes_v4, __builtin_cpu_supports("x86-64-v4") != 0});
     l.push_back({"x86-64-v3", run_lanes_v3, __builtin_cpu_supports("x86-64-v3") != 0});
 #endif
-    l.push_back({"x86-64", run_lanes_base, true});
+    l.push_back({kPortableLevel, run_lanes_base, true});
     return l;
   }();
   return v;
@@ -187,6 +197,8 @@ bool lane_kernel_native() {
     return __builtin_cpu_supports("x86-64-v4") != 0 || __builtin_cpu_supports("x86-64-v3") != 0;
   }();
   return native;
+#elif defined(__wasm__)
+  return true;  // the browser build: the lanes in wasm beat its per-sample kernel (docs/web.md)
 #else
   return false;
 #endif
@@ -211,7 +223,11 @@ std::string kernel_name(const Settings& s, KernelChoice kernel) {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("x86-64-v3")) return "per-sample x86-64-v3";  // the kernel's target_clones
 #endif
+#if defined(__wasm__)
+  return "per-sample wasm";  // no fused multiply-adds, as baseline x86-64 (docs/web.md)
+#else
   return "per-sample x86-64";
+#endif
 }
 
 LaneKernel::LaneKernel(const KernelArgs& k) : b_(std::make_unique<Buffers>(k)) {}

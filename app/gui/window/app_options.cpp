@@ -282,6 +282,7 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
     if (std::string refusal = memory_refusal(o.settings, kWindowMemoryBudget); !refusal.empty())
       errors.push_back("--set: " + refusal);
   if (!errors.empty()) {
+    o.errors = errors;  // the browser build shows them on the page
     for (const auto& e : errors) std::fprintf(stderr, "maskscope: %s\n", e.c_str());
     return 2;
   }

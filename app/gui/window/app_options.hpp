@@ -38,6 +38,7 @@ struct AppOptions {
   std::string results_dir;                  // --from-results DIR: the figure's runs come from .msum files
   // The merged results behind the preset's figure, one per simulation (read while parsing).
   std::vector<std::pair<Settings, std::shared_ptr<const Snapshot>>> stored_results;
+  std::vector<std::string> errors;  // what a refused command line printed (parse_app_options returned 2)
 
   bool headless() const {
     return exit_when_done || ui_bench > 0 || !screenshot.empty() || !export_dir.empty() || !slides_dir.empty();

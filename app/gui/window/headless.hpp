@@ -41,7 +41,6 @@ class HeadlessDriver {
   Views& views_;
   bool exporting_ = false, exported_ = false, screenshot_taken_ = false;
   int exit_code_ = 0;
-  std::size_t slide_ = 0;
   int slide_frames_done_ = 0;
   std::string slides_md_;
   int bench_restarts_ = 0, bench_frame_ = 0, last_restart_seen_ = 0, frames_after_done_ = 0;

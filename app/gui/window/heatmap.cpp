@@ -12,7 +12,7 @@ namespace maskscope::gui {
 namespace {
 GLuint compile(GLenum type, std::string_view body) {
   // The #version line is added here, so the shader files stay plain GLSL bodies.
-  const std::string src = "#version 330 core\n" + std::string(body);
+  const std::string src = kShaderPreamble + std::string(body);
   const char* p = src.c_str();
   GLuint s = glCreateShader(type);
   glShaderSource(s, 1, &p, nullptr);
@@ -37,7 +37,8 @@ HeatmapRenderer::HeatmapRenderer() {
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB32F, GLsizei(cm.rgb.size()), 1, 0, GL_RGB, GL_FLOAT, cm.rgb.data());
+    glTexImage2D(GL_TEXTURE_2D, 0, GLint(kColormapFormat), GLsizei(cm.rgb.size()), 1, 0, GL_RGB, GL_FLOAT,
+                 cm.rgb.data());
   }
 }
 

@@ -2,7 +2,7 @@
 // (shaders/heatmap.*). The value range is a uniform: changing it costs no upload.
 #pragma once
 
-#include <epoxy/gl.h>
+#include "window/gl.hpp"
 #include <imgui.h>
 
 #include <array>

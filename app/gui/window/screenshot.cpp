@@ -1,7 +1,7 @@
 // Back-buffer capture and PNG writing (stb_image_write).
 #include "window/screenshot.hpp"
 
-#include <epoxy/gl.h>
+#include "window/gl.hpp"
 #include <stb_image_write.h>
 
 #include <algorithm>

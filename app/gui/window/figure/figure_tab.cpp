@@ -8,6 +8,7 @@
 
 #include "core/formats/result_json.hpp"
 #include "window/figure/figure_tab.hpp"
+#include "window/browser.hpp"
 #include "window/live/live.hpp"
 #include "window/figure/scene_draw.hpp"
 
@@ -200,7 +201,10 @@ void draw_figure_tab(FigureWorkbench& wb, const Settings& live, const ViewOption
   draw_png_size(options, wb.scene().width);
   ImGui::SameLine();
   ImGui::BeginDisabled(spec.rows.empty());
-  if (ImGui::Button("Export figure")) wb.export_now(wb.export_folder(), wb.preset(live, view));
+  if (ImGui::Button("Export figure")) {
+    const ExportResult r = wb.export_now(wb.export_folder(), wb.preset(live, view));
+    browser::offer_files(wb.export_folder(), r.files);  // the browser build: as downloads
+  }
   ImGui::EndDisabled();
   explain(
       "figure.png, figure.svg, one CSV per panel with its SEs (tables: table.csv; line kinds: lines.csv, one line "

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "window/browser.hpp"
 #include "window/figure/figure_tab.hpp"
 #include "window/figure/scene_draw.hpp"
 #include "window/live/live.hpp"
@@ -164,7 +165,10 @@ void draw_sweep_tab(SweepWorkbench& wb, Controller& controller, const Preset& pr
   draw_png_size(options, wb.picture().scene.width);
   ImGui::SameLine();
   ImGui::BeginDisabled(!wb.state());
-  if (ImGui::Button("Export sweep")) wb.export_now(wb.export_folder(), preset);
+  if (ImGui::Button("Export sweep")) {
+    const ExportResult r = wb.export_now(wb.export_folder(), preset);
+    browser::offer_files(wb.export_folder(), r.files);  // the browser build: as downloads
+  }
   ImGui::EndDisabled();
   explain(
       "sweep.png, sweep.svg, sweep.csv (one row per point and layer: swept values, metric, SE, samples, ties) "

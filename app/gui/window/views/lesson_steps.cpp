@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "window/browser.hpp"
 #include "window/views/ui_config.hpp"
 
 namespace maskscope::gui {
@@ -76,6 +77,10 @@ void Views::apply_step() {
 void Views::set_presenting(bool on, bool full_screen) {
   presenting_ = on;
   ImGui::GetIO().FontGlobalScale = on ? present_scale_ : 1.0f;
+  if (browser::kInBrowser) {  // the page asks the browser (which allows it right after a key press)
+    browser::full_screen(on && full_screen);
+    return;
+  }
   GLFWwindow* window = glfwGetCurrentContext();
   if (!window || (on && !full_screen)) return;
   // Full screen on the primary monitor (where there is one); back to the window on leaving.

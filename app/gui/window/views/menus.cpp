@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "window/browser.hpp"
 #include "window/figure/figure_tab.hpp"  // input_string
 #include "window/live/live.hpp"
 
@@ -68,6 +69,12 @@ void Views::draw_menu() {
     if (lesson_ && ImGui::MenuItem("Close lesson")) close_lesson();
     ImGui::EndMenu();
   }
+  if (browser::kInBrowser && ImGui::MenuItem("Copy link")) {
+    link_ = browser::copy_link(controller_.settings(), view_);
+    set_status_message("link copied: " + link_);
+  }
+  if (browser::kInBrowser)
+    explain("A link that opens this view: the settings that differ from the defaults and the tab.");
   if (ImGui::BeginMenu("Help")) {
     if (ImGui::MenuItem("What am I looking at?", "F1")) show_guide_ = true;
     if (ImGui::MenuItem("Keyboard shortcuts")) show_keys_ = true;
@@ -125,6 +132,7 @@ void Views::draw_preset_dialogs() {
         p.name = std::filesystem::path(preset_path_).stem().string();
         ok = save_preset_file(preset_path_, p, error);
         if (ok) figure_.set_preset_name(p.name);
+        if (ok) browser::offer_files("", {preset_path_});  // the browser build: as a download
       } else {
         ok = load_preset(preset_path_, error);
       }

@@ -119,6 +119,7 @@ class Views {
   std::string preset_path_ = "preset.json";
   std::string message_;
   bool message_error_ = false;
+  std::string link_;  // the browser build's last "Copy link"
   bool open_load_ = false, open_save_ = false;
   bool open_tensors_dialog_ = false;
   std::string tensors_path_ = "tensors";
