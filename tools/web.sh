@@ -19,7 +19,7 @@ fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-packages=(emscripten dpkg-dev cmake nlohmann-json3-dev libstb-dev fonts-dejavu-core python3)
+packages=(emscripten dpkg-dev cmake nlohmann-json3-dev libeigen3-dev libstb-dev fonts-dejavu-core python3)
 if [ "${1:-}" = "--install" ]; then packages+=(chromium python3-websocket); fi
 missing=()
 for p in "${packages[@]}"; do
@@ -63,6 +63,7 @@ imgui_dir=${imgui_dir%/}
 mkdir -p "$out/include"
 ln -sfn /usr/include/nlohmann "$out/include/nlohmann"
 ln -sfn /usr/include/stb/stb_image_write.h "$out/include/stb_image_write.h"
+ln -sfn /usr/include/eigen3 "$out/include/eigen3"
 ln -sfn "$imgui_dir" "$out/include/imgui"  # <imgui/backends/...> as with libimgui-dev
 
 # Emscripten's JavaScript tools need Debian's node modules (node-acorn), which a Node.js not from

@@ -124,10 +124,12 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
   const float colorbar_w = fh * 5.2f;
   const float header_h = fh * 2.8f;
   const float footer_h = fh * 1.8f;
-  // Columns that make the panels largest.
+  // Columns that make the panels largest, each wide enough for its header ("RP 0.49884 +- 0.00060 ties 6%").
+  const float min_panel_w = std::max(fh * 14.0f, 40.0f + colorbar_w + label_w + fh);
+  const int max_cols = std::clamp(int(avail.x / min_panel_w), 1, std::max(1, L));
   int best_cols = 1;
   float best_size = 0;
-  for (int cols = 1; cols <= L; ++cols) {
+  for (int cols = 1; cols <= max_cols; ++cols) {
     const int rows = (L + cols - 1) / cols;
     const float size =
         std::min(avail.x / float(cols) - colorbar_w - label_w - fh, avail.y / float(rows) - header_h - footer_h);
@@ -135,6 +137,12 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
       best_size = size;
       best_cols = cols;
     }
+  }
+  // Too many layers to fit on screen (48 at most): the widest columns that still fit side by side, and
+  // the grid scrolls.
+  if (best_size < fh * 4.0f) {
+    best_cols = max_cols;
+    best_size = avail.x / float(best_cols) - colorbar_w - label_w - fh;
   }
   const float cell = std::max(40.0f, best_size);
   const float panel_w = avail.x / float(best_cols);
