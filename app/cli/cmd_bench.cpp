@@ -27,6 +27,25 @@ CLI::App* add_bench(CLI::App& app, BenchFlags& b) {
   return bench;
 }
 
+namespace {
+
+// The window's options for a run: workers at lower priority, so the thread that builds the picture keeps
+// a core, and the first block computed alone.
+RunOptions window_options() {
+  RunOptions window;
+  window.low_priority = true;
+  window.first_picture_alone = true;
+  return window;
+}
+
+// Milliseconds from t0 until `run` has its first picture (a snapshot with samples).
+double ms_to_first_picture(const Run& run, std::chrono::steady_clock::time_point t0) {
+  while (run.snapshot()->samples_done == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
 // Samples/s of the reference configurations (issue 2's two, the random-weight network at the papers'
 // setting with per-sample and fixed weights, and a fixed GPT-2-small-sized one), all metrics on, beside
 // the machine's GEMM reference.
@@ -115,12 +134,8 @@ int cmd_bench(BenchFlags& b) {
     g.samples = Limits::samples_max;
     for (int rep = 0; rep < 3; ++rep) {
       const auto t0 = std::chrono::steady_clock::now();
-      RunOptions window;
-      window.low_priority = true;
-      window.first_picture_alone = true;
-      Run run(g, window);
-      while (run.snapshot()->samples_done == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
-      first_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      Run run(g, window_options());
+      first_ms.push_back(ms_to_first_picture(run, t0));
       run.cancel();
       run.wait();
     }
@@ -144,12 +159,8 @@ int cmd_bench(BenchFlags& b) {
     const bool own_peak = reset_peak_resident();
     for (int rep = 0; rep < 7; ++rep) {
       const auto t0 = std::chrono::steady_clock::now();
-      RunOptions window;
-      window.low_priority = true;
-      window.first_picture_alone = true;
-      Run run(s, window);
-      while (run.snapshot()->samples_done == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
-      first_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      Run run(s, window_options());
+      first_ms.push_back(ms_to_first_picture(run, t0));
       if (rep == 6) std::this_thread::sleep_for(std::chrono::duration<double>(b.seconds));
       run.cancel();
       run.wait();
@@ -166,9 +177,7 @@ int cmd_bench(BenchFlags& b) {
     // A settings change as the window makes it: the refining run is abandoned (its workers stop
     // within a layer, its picture at the next layer) and the new one starts at once, beside it.
     std::vector<double> change_ms;
-    RunOptions window;
-    window.low_priority = true;
-    window.first_picture_alone = true;
+    const RunOptions window = window_options();
     auto run = std::make_unique<Run>(s, window);
     std::vector<std::unique_ptr<Run>> retired;
     for (int rep = 0; rep < 7; ++rep) {
@@ -178,8 +187,7 @@ int cmd_bench(BenchFlags& b) {
       run->abandon();
       retired.push_back(std::move(run));
       run = std::make_unique<Run>(s, window);
-      while (run->snapshot()->samples_done == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
-      change_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      change_ms.push_back(ms_to_first_picture(*run, t0));
     }
     run->abandon();
     run->wait();

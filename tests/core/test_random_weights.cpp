@@ -68,6 +68,14 @@ double std_of(const std::vector<float>& v) {
   return std::sqrt(s / double(v.size() - 1));
 }
 
+// The entries of w have mean mu and std sigma: within 4 SE each (of a mean sigma / sqrt(N), of a std
+// about sigma / sqrt(2 N)).
+void check_law(const std::vector<float>& w, double mu, double sigma) {
+  const double N = double(w.size());
+  CHECK(std::abs(mean_of(w) - mu) < 4 * sigma / std::sqrt(N));
+  CHECK(std::abs(std_of(w) - sigma) < 4 * sigma / std::sqrt(2 * N));
+}
+
 }  // namespace
 
 TEST_CASE("fixed weights, one head: layer 1 equals a direct computation of the drawn network") {
@@ -150,18 +158,12 @@ TEST_CASE("initialization: N(mu, sigma^2), residual projections sigma / sqrt(2L)
   s.vocab = 300;
   const auto net = fixed_network(s);
   REQUIRE(net->blocks.size() == 3);
-  // SE of a mean: sigma / sqrt(N); of a std: about sigma / sqrt(2 N). 4 SE each.
-  auto check = [](const std::vector<float>& w, double mu, double sigma) {
-    const double N = double(w.size());
-    CHECK(std::abs(mean_of(w) - mu) < 4 * sigma / std::sqrt(N));
-    CHECK(std::abs(std_of(w) - sigma) < 4 * sigma / std::sqrt(2 * N));
-  };
-  check(net->embed, 0.5, 0.3);
+  check_law(net->embed, 0.5, 0.3);
   for (const auto& b : net->blocks) {
-    check(b.wqkv, 0.5, 0.1);
-    check(b.w1, 0.5, 0.1);
-    check(b.wo, 0.5, 0.1 / std::sqrt(6.0));
-    check(b.w2, 0.5, 0.1 / std::sqrt(6.0));
+    check_law(b.wqkv, 0.5, 0.1);
+    check_law(b.w1, 0.5, 0.1);
+    check_law(b.wo, 0.5, 0.1 / std::sqrt(6.0));
+    check_law(b.w2, 0.5, 0.1 / std::sqrt(6.0));
   }
   // The same seed is the same network; another seed another one.
   CHECK(fixed_network(s)->blocks[1].wo == net->blocks[1].wo);
@@ -179,17 +181,12 @@ TEST_CASE("residual_mean zero: W_O and W_2 drawn with mean 0, E, W_QKV and W_1 s
   s.vocab = 300;
   s.residual_mean = ResidualMean::zero;
   const auto net = fixed_network(s);
-  auto check = [](const std::vector<float>& w, double mu, double sigma) {
-    const double N = double(w.size());
-    CHECK(std::abs(mean_of(w) - mu) < 4 * sigma / std::sqrt(N));
-    CHECK(std::abs(std_of(w) - sigma) < 4 * sigma / std::sqrt(2 * N));
-  };
-  check(net->embed, 4.0, 0.1);
+  check_law(net->embed, 4.0, 0.1);
   for (const auto& b : net->blocks) {
-    check(b.wqkv, 4.0, 0.1);
-    check(b.w1, 4.0, 0.1);
-    check(b.wo, 0.0, 0.1 / std::sqrt(6.0));
-    check(b.w2, 0.0, 0.1 / std::sqrt(6.0));
+    check_law(b.wqkv, 4.0, 0.1);
+    check_law(b.w1, 4.0, 0.1);
+    check_law(b.wo, 0.0, 0.1 / std::sqrt(6.0));
+    check_law(b.w2, 0.0, 0.1 / std::sqrt(6.0));
   }
   // A network of its own (the cache keys on the setting), with the same draws shifted by mu.
   Settings all = s;
