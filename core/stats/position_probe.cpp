@@ -227,22 +227,11 @@ void scores_of(const SequenceSums& s, double rows, int n, double& r, double& nrm
 
 }  // namespace
 
-std::string_view to_string(ProbeFeature f) {
-  switch (f) {
-    case ProbeFeature::x: return "x";
-    case ProbeFeature::var: return "var";
-    case ProbeFeature::sim: return "sim";
-  }
-  return "?";
-}
-
 std::optional<ProbeFeature> parse_probe_feature(std::string_view text) {
   for (ProbeFeature f : kProbeFeatures)
     if (text == to_string(f)) return f;
   return std::nullopt;
 }
-
-std::string_view to_string(ProbeKind k) { return k == ProbeKind::ridge ? "ridge" : "mlp"; }
 
 std::optional<ProbeKind> parse_probe_kind(std::string_view text) {
   if (text == "ridge") return ProbeKind::ridge;

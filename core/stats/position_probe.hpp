@@ -17,12 +17,21 @@ namespace maskscope {
 // coordinates (1 value), and Sim_X, its cosine with the state at the last position (1 value).
 enum class ProbeFeature { x, var, sim };
 inline constexpr std::array<ProbeFeature, 3> kProbeFeatures{ProbeFeature::x, ProbeFeature::var, ProbeFeature::sim};
-std::string_view to_string(ProbeFeature f);  // "x", "var", "sim"
+// "x", "var", "sim". Inline, as to_string(ProbeKind): result_json.cpp names them, and the preset fuzzer
+// links that file without the probes (tests/fuzz/CMakeLists.txt).
+inline std::string_view to_string(ProbeFeature f) {
+  switch (f) {
+    case ProbeFeature::x: return "x";
+    case ProbeFeature::var: return "var";
+    case ProbeFeature::sim: return "sim";
+  }
+  return "?";
+}
 std::optional<ProbeFeature> parse_probe_feature(std::string_view text);
 
 // ridge: closed-form ridge regression (fast default); mlp: the paper's 4-layer MLP with ReLU.
 enum class ProbeKind { ridge, mlp };
-std::string_view to_string(ProbeKind k);
+inline std::string_view to_string(ProbeKind k) { return k == ProbeKind::ridge ? "ridge" : "mlp"; }
 std::optional<ProbeKind> parse_probe_kind(std::string_view text);
 
 struct ProbeOptions {
