@@ -96,8 +96,8 @@ def differing_keys(a, b, samples, path="", mean=None):
 def main():
     site, cli = sys.argv[1], sys.argv[2]
     if not os.path.exists(os.path.join(site, "maskscope.wasm")):
-        print(f"SKIPPED: no browser build in {site} (bash tools/web.sh builds it, or MASKSCOPE_WEB=1 bash "
-              "tools/test.sh)")
+        print(f"SKIPPED: no browser build in {site} (bash tools/web.sh builds it; bash tools/test.sh does "
+              "unless MASKSCOPE_WEB=0)")
         return SKIP
     server = web_page.Server(site)
     try:
