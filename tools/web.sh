@@ -5,7 +5,8 @@
 #   bash tools/web.sh            build (again: only what changed)
 #   bash tools/web.sh --serve    serve build-web/site on http://localhost:8037/ with the headers threads need
 #   bash tools/web.sh --install  only install (also Chromium and python3-websocket for the web_page test);
-#                                exit 3 if the packages cannot be installed
+#                                exit 3 if the packages cannot be installed (the build: exit 3 if Dear ImGui's
+#                                sources cannot be fetched)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -44,17 +45,17 @@ if [ -z "$imgui_dir" ] || [ ! -f "$imgui_dir/imgui.cpp" ]; then
     echo "web.sh: adding a deb-src entry for Debian $suite"
     printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
       "$suite" | $SUDO tee /etc/apt/sources.list.d/maskscope-deb-src.sources >/dev/null
-    $SUDO apt-get update -qq
+    $SUDO apt-get update -qq || { echo "web.sh: apt-get update failed with the deb-src entry" >&2; exit 3; }
   fi
   mkdir -p "$out/src"
   if ! (cd "$out/src" && apt-get source -qq imgui >/dev/null 2>&1); then
     echo "web.sh: apt-get source imgui failed (is a deb-src entry for this Debian suite reachable?)" >&2
-    exit 1
+    exit 3
   fi
   imgui_dir=$(ls -d "$out"/src/imgui-1.86*/ 2>/dev/null | head -n1 || true)
   if [ -z "$imgui_dir" ]; then
     echo "web.sh: the imgui source package is not Dear ImGui 1.86 (found: $(ls "$out/src"))" >&2
-    exit 1
+    exit 3
   fi
 fi
 imgui_dir=${imgui_dir%/}
