@@ -89,7 +89,10 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
   sums.end_sample = grid.first_sample(range.end);
   sums.version = kVersion;
   // --save-tensors keeps the per-sample kernel, whose helpers analyze shares: it repeats the sums bit for bit.
-  const auto kernel = f.save_tensors.empty() ? Simulator::Kernel::automatic : Simulator::Kernel::per_sample;
+  // --save-tensors keeps the parameter-free model on the per-sample kernel, whose helpers `analyze` shares;
+  // random weights keep the run's own kernel, so the saved hidden states are the run's (and `probe`'s).
+  const auto kernel =
+      f.save_tensors.empty() || f.s.random_weights() ? Simulator::Kernel::automatic : Simulator::Kernel::per_sample;
   sums.kernel = kernel_name(f.s, kernel);
   std::shared_ptr<const Snapshot> snap;
   int ranks = 1;
@@ -127,10 +130,7 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
                  ranks > 1 ? (" on each of " + std::to_string(ranks) + " MPI ranks").c_str() : "");
   if (!f.save_tensors.empty()) {  // the raw per-sample tensors of this run, for `analyze` (round trip)
     Simulator sim(f.s, false, kernel);
-    std::vector<SampleTrace> traces;
-    if (f.s.random_weights())
-      for (std::int64_t k = 0; k < f.s.samples; ++k) traces.push_back(sim.trace_sample(std::uint64_t(k)));
-    else traces = sim.trace_block(0, f.s.samples);
+    const std::vector<SampleTrace> traces = sim.trace_block(0, f.s.samples);
     std::string error;
     if (!save_tensors(f.save_tensors, f.s, traces, error)) {
       std::cerr << "maskscope-cli: --save-tensors: " << error << "\n";
