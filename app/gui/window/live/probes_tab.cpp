@@ -140,23 +140,23 @@ void ProbesTab::plots() {
   if (!result_) return;
   const ImU32 colors[3] = {IM_COL32(31, 119, 180, 255), IM_COL32(255, 127, 14, 255), IM_COL32(44, 160, 44, 255)};
   const char* names[3] = {"X", "Var_X", "Sim_X"};
-  std::vector<PlotSeries> r_series, e_series;
-  for (ProbeFeature f : kProbeFeatures) {
-    PlotSeries r, e;
-    r.label = e.label = names[int(f)];
-    r.color = e.color = colors[int(f)];
-    for (const ProbeLayer& l : result_->layers)
-      if (const auto& sc = l.score[std::size_t(f)]) {
-        r.x.push_back(l.layer);
-        r.y.push_back(sc->pearson_r);
-        r.err.push_back(sc->pearson_r_se);
-        e.x.push_back(l.layer);
-        e.y.push_back(sc->nrmse);
-        e.err.push_back(sc->nrmse_se);
-      }
-    r_series.push_back(r);
-    e_series.push_back(e);
-  }
+  // The exported charts' series (probe_charts), drawn on screen: one definition of what is plotted.
+  const std::vector<LineChart> charts = probe_charts(*result_);
+  auto on_screen = [&](const LineChart& chart) {
+    std::vector<PlotSeries> out;
+    for (const ChartSeries& c : chart.series) {
+      PlotSeries p;
+      p.label = c.label;
+      p.x = c.x;
+      p.y = c.y;
+      p.err = c.se;
+      for (int f = 0; f < 3; ++f)
+        if (c.label == names[f]) p.color = colors[f];
+      out.push_back(std::move(p));
+    }
+    return out;
+  };
+  const std::vector<PlotSeries> r_series = on_screen(charts[0]), e_series = on_screen(charts[1]);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 half(avail.x * 0.5f - 4, std::max(160.0f, avail.y - ImGui::GetTextLineHeightWithSpacing() * 2));
   PlotSpec pr, pe;
