@@ -26,7 +26,19 @@ void bars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& v, do
   }
   const float xm = p0.x + float((mark - lo) / (hi - lo)) * (p1.x - p0.x);
   dl->AddLine(ImVec2(xm, p0.y), ImVec2(xm, p1.y), IM_COL32(200, 40, 40, 255), 1.5f);
-  dl->AddLine(ImVec2(p0.x, p1.y), ImVec2(p1.x, p1.y), ImGui::GetColorU32(ImGuiCol_Text));
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  dl->AddLine(ImVec2(p0.x, p1.y), ImVec2(p1.x, p1.y), text);
+  // Tick labels under the axis at both ends and at the mark, so a bar's position can be read.
+  const double ticks[3] = {lo, mark, hi};
+  for (double t : ticks) {
+    char label[16];
+    std::snprintf(label, sizeof label, "%g", t);
+    const float x = p0.x + float((t - lo) / (hi - lo)) * (p1.x - p0.x);
+    const float tw = ImGui::CalcTextSize(label).x;
+    const float left = std::clamp(x - tw / 2, p0.x, p1.x - tw);
+    dl->AddLine(ImVec2(x, p1.y), ImVec2(x, p1.y + 3), text);
+    dl->AddText(ImVec2(left, p1.y + 3), text, label);
+  }
 }
 
 }  // namespace
@@ -74,7 +86,7 @@ void draw_histograms_tab(const Snapshot& snap, Controller& controller) {
     const double above[3] = {h.forward_above, h.backward_above, rows[std::size_t(c)]->adjacency};
     for (int r = 0; r < 3; ++r) {
       const ImVec2 p0(o.x + cw * float(c) + 4, o.y + row_h * float(r) + fh * 2.4f);
-      const ImVec2 p1(o.x + cw * float(c + 1) - 4, o.y + row_h * float(r + 1));
+      const ImVec2 p1(o.x + cw * float(c + 1) - 4, o.y + row_h * float(r + 1) - fh * 1.3f);
       const double top = *std::max_element(v[r]->begin(), v[r]->end());
       bars(dl, p0, p1, *v[r], r < 2 ? -1.0 : 0.0, 1.0, r < 2 ? 0.0 : 0.5, IM_COL32(31, 119, 180, 220), top);
       char label[96];
