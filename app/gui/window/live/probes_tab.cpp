@@ -2,6 +2,8 @@
 // position probes against layer, one line per feature (X, Var_X, Sim_X) with bootstrap SEs, computed on a
 // background thread while the tab is shown (and again with other sizes on request), cancelled when the
 // settings change.
+#define GLFW_INCLUDE_NONE  // GL comes from epoxy (window/plot.hpp)
+#include <GLFW/glfw3.h>
 #include <imgui.h>
 
 #include <algorithm>
@@ -50,6 +52,7 @@ void ProbesTab::start(const Settings& s) {
     std::lock_guard lock(mutex_);
     if (table) result_ = std::move(*table);
     running_ = false;
+    glfwPostEmptyEvent();  // the idle window waits for events: draw the result now
   });
 }
 
@@ -121,6 +124,7 @@ void ProbesTab::draw_tensors(const std::string& folder, int prompts) {
       if (table) result_ = std::move(*table);
       message_ = why;
       running_ = false;
+      glfwPostEmptyEvent();
     });
   }
   ImGui::TextWrapped(
