@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -173,7 +174,10 @@ NpyArray::NpyArray(const std::string& path, const std::string& name) : path_(pat
       } catch (const std::exception&) { refuse(path, name, "corrupt header: shape " + shape); }
       if (v < 0 || used == 0) refuse(path, name, "corrupt header: shape " + shape);
       shape_.push_back(v);
-      if (v != 0 && elements_ > (std::size_t(1) << 60) / std::size_t(v))
+      // Element counts stay below SIZE_MAX / 16, so the byte count and the file offset below cannot overflow
+      // (size_t is 32 bits in the browser build).
+      constexpr std::size_t cap = std::numeric_limits<std::size_t>::max() / 16;
+      if (v != 0 && (static_cast<unsigned long long>(v) > cap || elements_ > cap / std::size_t(v)))
         refuse(path, name, "shape " + shape + " is too large");
       elements_ *= std::size_t(v);
       i += used;

@@ -182,6 +182,9 @@ TEST_CASE(
       {"trunc", "{'descr': '<f4', 'fortran_order': False, " + shape, payload.substr(0, 40), "truncated"},
       {"long", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 1, 600, 600), }",
        std::string(2 * 600 * 600 * 4, '\0'), "at most 512"},
+      // 2^31 x 2^31 x 2^4 elements: the byte count would overflow 64 bits.
+      {"huge", "{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648, 1, 1, 2147483648, 16), }", payload,
+       "is too large"},
   };
   for (const Case& c : cases) {
     const fs::path dir = fresh_dir(c.name);
