@@ -1,5 +1,6 @@
 // Analysing tensor folders: every prompt's metrics through the simulation's per-layer code
-// (layer_sums.hpp), and the position probes (tensor_analysis.hpp).
+// (layer_sums.hpp), the stage Gram matrices of the optional `stages` arrays, and the position probes
+// (tensor_analysis.hpp).
 #include "core/formats/tensor_analysis.hpp"
 
 #include <algorithm>
@@ -8,8 +9,9 @@
 #include <limits>
 #include <stdexcept>
 
-#include "core/kernel/layer_sums.hpp"
 #include "core/stats/exact_sums.hpp"
+#include "core/kernel/layer_sums.hpp"
+#include "core/kernel/stage_grams.hpp"
 
 namespace maskscope {
 
@@ -52,7 +54,27 @@ namespace {
 
 struct Buffers {
   std::vector<float> S, A, s_mean, a_mean, x, C, inv_norm, norms;
+  std::vector<float> rows, G, GC, g_inv;  // a stage's rows (T x D), its Gram matrix and cosines
 };
+
+// Prompt p's stage Gram matrices of model layer l (0-based), analysed as layer k (docs/model.md section 10):
+// the input is hidden layer l (the embeddings for l = 0), the other stages their arrays.
+[[gnu::always_inline]] inline void add_tensor_stages(const TensorSet& t, const AccumLayout& layout, int p, int l, int k,
+                                                     Buffers& b, BlockSums& sums) {
+  const int n = t.T;
+  const kernel::StageScratch ss{b.G.data(), b.GC.data(), b.g_inv.data()};
+  auto add = [&](Stage st, const NpyArray& a, std::size_t at, int width) {
+    b.rows.resize(std::size_t(n) * std::size_t(width));
+    a.read(at, b.rows.size(), b.rows.data());
+    kernel::add_stage(layout, k, int(st), b.rows.data(), width, 1, ss, sums.sum.data(), sums.sumsq.data());
+  };
+  if (t.hidden) add(Stage::input, *t.hidden, (std::size_t(p) * (t.L + 1) + std::size_t(l)) * n * t.d, t.d);
+  for (int st = 0; st < kStageCount; ++st)
+    if (const NpyArray* a = t.stages[std::size_t(st)].get()) {
+      const int width = int(a->shape()[3]);
+      add(Stage(st), *a, (std::size_t(p) * t.L + std::size_t(l)) * n * std::size_t(width), width);
+    }
+}
 
 // Every prompt's metrics into `sums`, with the kernel's clones (kernel_steps.hpp) so the arithmetic
 // (FMA contraction included) is the simulation's. False if cancelled.
@@ -91,6 +113,7 @@ bool accumulate_prompts(const TensorSet& t, const kernel::LayerArgs& la, const K
       }
       kernel::accumulate_layer(la, k, true, b.S.data(), b.A.data(), b.s_mean.data(), b.a_mean.data(), b.C.data(),
                                b.inv_norm.data(), lm, sums);
+      if (layout.stages) add_tensor_stages(t, layout, p, l, k, b, sums);
     }
     sums.count += 1;
     if (done) done->store(sums.count, std::memory_order_relaxed);
@@ -125,6 +148,11 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel, An
   b.C.assign(nn + slack, 0.0f);
   b.inv_norm.assign(n + slack, 0.0f);
   b.norms.assign(n + slack, 0.0f);
+  if (layout.stages) {
+    b.G.assign(nn + slack, 0.0f);
+    b.GC.assign(nn + slack, 0.0f);
+    b.g_inv.assign(std::size_t(n), 0.0f);
+  }
   const kernel::LayerArgs la{n,      H, keys.lo.data(), keys.hi.data(), keys.recency_triples, keys.slope_coef.data(),
                              &layout};
   BlockSums sums(layout.total());
@@ -141,6 +169,10 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel, An
   Snapshot snap = make_snapshot(s, m, keys);
   snap.finished = true;
   for (int k = 0; k < t.analysed_layers(); ++k) snap.layers[std::size_t(k)].layer = t.source_layer(k);
+  // Stages without a source (no array, or no hidden states for the input): no map, not zeros.
+  for (LayerStats& ls : snap.layers)
+    for (int st = 0; st < kStageCount; ++st)
+      if (st == int(Stage::input) ? !hidden : !t.stages[std::size_t(st)]) ls.stages[std::size_t(st)] = StageGram{};
   if (!hidden) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     auto blank = [&](LayerStats& ls) {

@@ -60,6 +60,15 @@ void check_shapes(TensorSet& t, const std::string& mask_where) {
     if (hs[3] > (1 << 20)) refuse(t.hidden->path(), "array 'hidden': d = " + std::to_string(hs[3]) + " is too large");
     t.d = int(hs[3]);
   }
+  for (const auto& [stage, name] : kStageNames) {
+    const NpyArray* a = t.stages[std::size_t(stage)].get();
+    if (!a) continue;
+    const auto& ss = a->shape();
+    if (ss.size() != 4 || ss[0] != ls[0] || ss[1] != ls[1] || ss[2] != ls[3] || ss[3] < 1 || ss[3] > (1 << 20))
+      refuse(a->path(), "array 'stages." + std::string(name) + "' has shape " + shape_text(ss) +
+                            "; expected [P, L, T, D] = [" + std::to_string(t.P) + ", " + std::to_string(t.L) + ", " +
+                            std::to_string(t.T) + ", D] with D in [1, 2^20]");
+  }
   if (t.mask == MaskKind::window && (t.window < 1 || t.window > t.T))
     refuse(mask_where, std::string(mask_where.empty() ? "mask" : "\"mask\"") + " window:" + std::to_string(t.window) +
                            " must have W in [1, T] = [1, " + std::to_string(t.T) + "]");
@@ -112,6 +121,21 @@ TensorSet open_tensors(const std::string& folder) {
   t.logits = array("logits", "logits.npy", true);
   t.weights = array("weights", "weights.npy", false);
   t.hidden = array("hidden", "hidden.npy", false);
+  if (m.contains("stages") && !m["stages"].is_null()) {  // {name: file} of the forward pass's stages
+    if (!m["stages"].is_object()) refuse(manifest_path, "\"stages\" must be an object {stage: file name}");
+    for (const auto& [key, file] : m["stages"].items()) {
+      const auto stage = enum_value(kStageNames, key);
+      if (!stage || *stage == Stage::input)
+        refuse(manifest_path, "\"stages\": unknown stage '" + key +
+                                  "'; valid: normalized, query, key, mix, attention, residual, mlp (the input is "
+                                  "'hidden')");
+      if (!file.is_string()) refuse(manifest_path, "\"stages\"." + key + " must be a file name");
+      const std::string f = file.get<std::string>();
+      if (fs::path(f).is_absolute() || f.find("..") != std::string::npos)
+        refuse(manifest_path, "\"stages\"." + key + ": '" + f + "' must be a file name inside the folder");
+      t.stages[std::size_t(*stage)] = std::make_unique<NpyArray>((fs::path(folder) / f).string(), "stages." + key);
+    }
+  }
   check_shapes(t, manifest_path);
   return t;
 }
@@ -180,6 +204,7 @@ Settings tensor_settings(const TensorSet& t) {
   s.seed = 0;
   s.gamma = 1.0;
   s.histograms = t.histograms;
+  s.stage_grams = t.has_stages();
   return s;
 }
 
@@ -195,6 +220,12 @@ nlohmann::json tensor_config_json(const TensorSet& t, const NonFinite* left_out)
                       {"n", t.T},
                       {"d", t.d > 0 ? nlohmann::json(t.d) : nlohmann::json(nullptr)},
                       {"weights", t.weights ? "given" : "softmax of the logits"}};
+  if (t.has_stages()) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const auto& [stage, name] : kStageNames)
+      if (t.stages[std::size_t(stage)] || (stage == Stage::input && t.hidden)) stages.push_back(std::string(name));
+    c["stages"] = std::move(stages);
+  }
   if (left_out && left_out->values > 0)
     c["left_out"] = {
         {"prompts", left_out->prompts}, {"nonfinite_values", left_out->values}, {"first", left_out->first}};
