@@ -29,6 +29,8 @@ shot attention --tab attention
 shot diagonal --tab diagonal
 shot hofj --tab hofj
 shot norms --tab attention --show norm
+shot stage-gram --tab attention --show gram_mix --set norm=l2 --set scale=one --set gamma=1 --set unit_input=1 \
+  --set alpha=0.2 --set n=20 --samples 20000
 # Metrics of the random-weight network (Zuo et al.'s setting): layer 0 and each head's RP appear there.
 shot metrics --tab metrics --set model=random_weights --set n=22 --set d=384 --set heads=6 --set layers=6 \
   --set samples=1000

@@ -7,6 +7,10 @@ Writes DIR/manifest.json and NumPy arrays (the format in maskscope's docs/tensor
     logits  [P, L, H, T, T]  pre-softmax attention logits (the mask already added)
     weights [P, L, H, T, T]  attention weights (softmax of the logits)
     hidden  [P, L+1, T, d]   hidden states, layer 0 the embeddings
+    stage_NAME [P, L, T, D]  the forward pass's stages per layer (manifest "stages"; GPT-2 and Llama-style
+                             models): normalized (the attention's Norm(x)), query, key (the projections, before
+                             any RoPE), mix (concat_h A_h v_h, the output projection's input), attention (its
+                             output), residual (h = x + attention, the MLP norm's input), mlp (the block output)
 Open the folder with `maskscope-cli analyze DIR` or `maskscope --open DIR`.
 
 Hugging Face models are loaded with eager attention. `output_attentions` gives weights after the
@@ -65,18 +69,74 @@ def softmax_recorder(tokens):
         torch.softmax, F.softmax, torch.Tensor.softmax = originals
 
 
-def capture(forward, inputs, tokens):
-    """Runs forward(input) for each prompt's input; returns per-prompt (logits [L, H, T, T], hidden [L+1, T, d]).
+STAGES = ("normalized", "query", "key", "mix", "attention", "residual", "mlp")
+
+
+@contextlib.contextmanager
+def stage_recorder(stage_hooks):
+    """Records the stages of every layer through forward hooks: stage_hooks[l] maps a stage name to
+    (module, "input" | "output", pick), pick(tensor) -> [1, T, D] (None: the tensor itself; a tuple's first)."""
+    recorded = [dict() for _ in stage_hooks]
+    handles = []
+
+    def first(z):
+        return z[0] if isinstance(z, (tuple, list)) else z
+
+    for l, hooks in enumerate(stage_hooks):
+        for name, (module, where, pick) in hooks.items():
+            def keep(z, l=l, name=name, pick=pick):
+                z = first(z)
+                recorded[l][name] = (pick(z) if pick else z)[0].detach().float().cpu()  # [T, D]
+            if where == "input":
+                handles.append(module.register_forward_pre_hook(lambda m, args, keep=keep: keep(args)))
+            else:
+                handles.append(module.register_forward_hook(lambda m, args, out, keep=keep: keep(out)))
+    try:
+        yield recorded
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def hf_stage_hooks(model):
+    """The stage hooks of a Hugging Face GPT-2 or Llama-style (model.layers with q_proj / k_proj / o_proj)
+    causal LM; None for other architectures (then no stages are written)."""
+    blocks = getattr(getattr(model, "transformer", None), "h", None)
+    if blocks is not None and hasattr(blocks[0], "ln_1"):  # GPT-2: c_attn gives q | k | v
+        d = model.config.hidden_size
+        return [{"normalized": (b.ln_1, "output", None),
+                 "query": (b.attn.c_attn, "output", lambda z: z[..., :d]),
+                 "key": (b.attn.c_attn, "output", lambda z: z[..., d:2 * d]),
+                 "mix": (b.attn.c_proj, "input", None),
+                 "attention": (b.attn.c_proj, "output", None),
+                 "residual": (b.ln_2, "input", None),
+                 "mlp": (b, "output", None)} for b in blocks]
+    layers = getattr(getattr(model, "model", None), "layers", None)
+    if layers is not None and hasattr(layers[0], "self_attn") and hasattr(layers[0].self_attn, "q_proj"):
+        return [{"normalized": (b.input_layernorm, "output", None),
+                 "query": (b.self_attn.q_proj, "output", None),
+                 "key": (b.self_attn.k_proj, "output", None),
+                 "mix": (b.self_attn.o_proj, "input", None),
+                 "attention": (b.self_attn.o_proj, "output", None),
+                 "residual": (b.post_attention_layernorm, "input", None),
+                 "mlp": (b, "output", None)} for b in layers]
+    return None
+
+
+def capture(forward, inputs, tokens, stage_hooks=None):
+    """Runs forward(input) for each prompt's input; returns per-prompt (logits [L, H, T, T], hidden [L+1, T, d],
+    stages {name: [L, T, D]}).
 
     forward(input) must return the hidden states as a sequence of L+1 tensors [1, T, d] (layer 0 the
     embeddings) and call a softmax over the last dim of the attention scores [1, H, T, T] once per layer.
+    stage_hooks (optional, stage_recorder's) name the modules whose inputs or outputs are the stages.
     """
     import torch
 
     out = []
     with torch.no_grad():
         for x in inputs:
-            with softmax_recorder(tokens) as recorded:
+            with softmax_recorder(tokens) as recorded, stage_recorder(stage_hooks or []) as staged:
                 hidden = forward(x)
             if not recorded:
                 raise RuntimeError("no attention softmax of shape [1, H, T, T] was seen: is the model using eager attention?")
@@ -84,7 +144,12 @@ def capture(forward, inputs, tokens):
             states = torch.cat([h[:1].detach().float().cpu() for h in hidden], dim=0)  # [L+1, T, d]
             if states.shape[0] != logits.shape[0] + 1:
                 raise RuntimeError(f"{logits.shape[0]} attention layers but {states.shape[0]} hidden states (expected L+1)")
-            out.append((logits, states))
+            stages = {}
+            if staged:
+                for name in STAGES:
+                    if all(name in layer for layer in staged):
+                        stages[name] = torch.stack([layer[name] for layer in staged])  # [L, T, D]
+            out.append((logits, states, stages))
     return out
 
 
@@ -101,6 +166,12 @@ def write_folder(out_dir, captured, model_name, prompts, mask="causal"):
     np.save(os.path.join(out_dir, "logits.npy"), np.ascontiguousarray(logits))
     np.save(os.path.join(out_dir, "weights.npy"), np.ascontiguousarray(weights))
     np.save(os.path.join(out_dir, "hidden.npy"), np.ascontiguousarray(hidden))
+    stages = {}
+    for name in STAGES:  # [P, L, T, D] of each stage every prompt recorded
+        if all(len(c) > 2 and name in c[2] for c in captured):
+            stages[name] = f"stage_{name}.npy"
+            array = torch.stack([c[2][name] for c in captured]).numpy().astype("<f4")
+            np.save(os.path.join(out_dir, stages[name]), np.ascontiguousarray(array))
     manifest = {
         "format": FORMAT,
         "model": model_name,
@@ -111,6 +182,8 @@ def write_folder(out_dir, captured, model_name, prompts, mask="causal"):
         "hidden": "hidden.npy",
         "exporter": "tools/export_attention.py",
     }
+    if stages:
+        manifest["stages"] = stages
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
     return logits.shape, hidden.shape
@@ -134,7 +207,10 @@ def export_hf(model_name, prompts, out_dir, tokens=None, device="cpu"):
     def forward(x):
         return model(input_ids=x, output_hidden_states=True, use_cache=False).hidden_states
 
-    captured = capture(forward, inputs, T)
+    hooks = hf_stage_hooks(model)
+    if hooks is None:
+        print("no stages: the model is neither GPT-2 nor Llama-style (model.layers[i].self_attn.q_proj)", file=sys.stderr)
+    captured = capture(forward, inputs, T, hooks)
     texts = [tok.decode(i[:T]) for i in ids]
     return write_folder(out_dir, captured, model_name, texts)
 

@@ -57,6 +57,21 @@ nlohmann::json histograms_json(const LayerHistograms& h) {
   return out;
 }
 
+// The stage Gram matrices of one layer (docs/model.md section 10), keyed by stage name: the stages its
+// family has.
+nlohmann::json stage_grams_json(const LayerStats& l, int n) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [stage, name] : kStageNames) {
+    const StageGram& g = l.stages[std::size_t(stage)];
+    if (g.gram_mean.empty()) continue;
+    out[std::string(name)] = {{"gram_mean", matrix(g.gram_mean, n)},
+                              {"gram_se", matrix(g.gram_se, n)},
+                              {"cosine_mean", matrix(g.cosine_mean, n)},
+                              {"cosine_se", matrix(g.cosine_se, n)}};
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json snapshot_to_json(const Snapshot& snap) {
@@ -100,6 +115,7 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
       layer["heads"] = std::move(heads);
       if (!l.histograms.forward_difference.empty()) layer["histograms"] = histograms_json(l.histograms);
     }
+    if (snap.settings.stage_grams) layer["stage_grams"] = stage_grams_json(l, n);
   }
   nlohmann::json out = {
       {"config", settings_to_json(snap.settings)}, {"samples", snap.samples_done}, {"elapsed_s", snap.elapsed_s},

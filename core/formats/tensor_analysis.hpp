@@ -2,6 +2,8 @@
 //   logits  [P, L, H, T, T]  pre-softmax attention logits of P prompts (required)
 //   weights [P, L, H, T, T]  attention weights (optional; else softmax of the logits under the mask)
 //   hidden  [P, L+1, T, d]   hidden states, layer 0 the embeddings (optional)
+//   stages  {name: file}     optional [P, L, T, D] arrays of the forward pass's stages (stages.hpp): their
+//                            Gram matrices, as Settings::stage_grams gives a run's (docs/tensors.md)
 // read through memory maps, and turned into a Snapshot by the same per-sample metric and
 // accumulation code as the simulation (layer_sums.hpp): each prompt is one sample, so means are
 // over prompts and standard errors over prompts. The same analysis reads arrays already in memory
@@ -12,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -35,11 +38,19 @@ struct TensorSet {
   int window = 0;
   std::vector<std::string> prompts;  // manifest "prompts" (may be empty)
   std::unique_ptr<NpyArray> logits, weights, hidden;
+  // The manifest's "stages", indexed by Stage: [P, L, T, D_s] each (any D_s); Stage::input has none (it is
+  // `hidden`'s layer l - 1). Any of them turns the stage Gram matrices on.
+  std::array<std::unique_ptr<NpyArray>, kStageCount> stages;
   int P = 0, L = 0, H = 0, T = 0, d = 0;  // d = 0 without hidden states
   std::vector<int> layers;                // the layers to analyse, 1-based, ascending; empty = all L
   bool allow_nonfinite = false;           // leave out the prompts holding non-finite values instead of refusing
   int histograms = 0;                     // Settings::histograms (needs hidden states)
 
+  bool has_stages() const {
+    for (const auto& a : stages)
+      if (a) return true;
+    return false;
+  }
   int analysed_layers() const { return layers.empty() ? L : int(layers.size()); }
   int source_layer(int k) const { return layers.empty() ? k + 1 : layers[std::size_t(k)]; }  // 1-based
 };

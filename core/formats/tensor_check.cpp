@@ -29,6 +29,11 @@ class Scanner {
         scan(*t_.logits, (std::size_t(p) * t_.L + l) * block, block, false);
         if (t_.weights) scan(*t_.weights, (std::size_t(p) * t_.L + l) * block, block, true);
         if (t_.hidden) scan(*t_.hidden, (std::size_t(p) * (t_.L + 1) + l + 1) * T * d, T * d, true);
+        for (const auto& a : t_.stages)
+          if (a) {
+            const std::size_t D = std::size_t(a->shape()[3]);
+            scan(*a, (std::size_t(p) * t_.L + l) * T * D, T * D, true);
+          }
       }
       if (f_.values > before) {
         if (f_.in_prompt.empty()) f_.in_prompt.assign(std::size_t(t_.P), 0);
@@ -69,7 +74,10 @@ class Scanner {
     for (std::size_t k = 0; k < index.size(); ++k) text += (k ? ", " : "") + std::to_string(index[k]);
     text += std::string("] = ") + (std::isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf");
     auto at = [&](std::size_t k) { return std::to_string(index[k]); };
-    if (a.name() == "hidden")
+    if (a.name().rfind("stages.", 0) == 0)
+      text += " (prompt " + at(0) + ", layer " + std::to_string(index[1] + 1) + ", token " + at(2) + ", coordinate " +
+              at(3) + ")";
+    else if (a.name() == "hidden")
       text += " (prompt " + at(0) + ", layer " + at(1) + (index[1] == 0 ? " = the embeddings" : "") + ", token " +
               at(2) + ", coordinate " + at(3) + ")";
     else

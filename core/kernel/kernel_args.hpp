@@ -13,6 +13,8 @@
 #include "core/model/rope.hpp"
 #include "core/model/input_basis.hpp"
 #include "core/model/key_ranges.hpp"
+#include "core/model/stages.hpp"
+#include "core/kernel/stage_grams.hpp"
 
 namespace maskscope {
 
@@ -49,7 +51,9 @@ constexpr std::uint64_t round_up_64(std::uint64_t m) { return (m + 63) / 64 * 64
 struct SampleWork {
   std::vector<float> x, y, q, xn, s, a, c, inv_norm, norms, v, draws;
   std::vector<PairCounts> recency_rows, adjacency_rows;  // a split sample's per-row counts (simulator.cpp)
-  SampleWork(int n, const InputBasis& b)
+  // Settings::stage_grams only (else empty): A Y, a row of zeros, and the stages' G, C and 1 / norms.
+  std::vector<float> mixed, zeros, stage_g, stage_c, stage_inv;
+  SampleWork(int n, const InputBasis& b, bool stages = false)
       : x(std::size_t(n) * b.dim),
         y(std::size_t(n) * b.dim),
         q(std::size_t(n) * b.dim),
@@ -60,8 +64,37 @@ struct SampleWork {
         inv_norm(n),
         norms(n + 8),
         v(b.dim),
-        draws(b.normals) {}
+        draws(b.normals) {
+    if (!stages) return;
+    mixed.resize(std::size_t(n) * b.dim);
+    zeros.resize(std::size_t(b.dim));
+    stage_g.resize(std::size_t(n) * n + 8);
+    stage_c.resize(std::size_t(n) * n + 8);
+    stage_inv.resize(std::size_t(n));
+  }
 };
+
+// One sample's stage Gram matrices of layer l (docs/model.md section 10) into the sums: X, Norm(X),
+// Q = K = Rope(Norm(X)) (q is y without RoPE), A Y (the mix alone, computed here) and X' = A Y + gamma X.
+// Both parameter-free kernels call it (the lane kernel lane by lane), so they round alike.
+template <bool kFirst = false, bool kSquares = true>
+[[gnu::always_inline]] inline void add_stage_grams(const KernelArgs& k, SampleWork& w, int l, const float* x,
+                                                   const float* y, const float* q, const float* A, const float* xn,
+                                                   BlockSums& sums) {
+  const AccumLayout& L = *k.layout;
+  const int n = k.n, d = k.d;
+  double* sum = sums.sum.data();
+  double* sq = sums.sumsq.data();
+  const kernel::StageScratch ss{w.stage_g.data(), w.stage_c.data(), w.stage_inv.data()};
+  for (int i = 0; i < n; ++i)  // A Y: the residual's add with gamma 0 (0 x adds nothing)
+    simd::weighted_rows(A + std::size_t(i) * n, y, d, k.lo[i], k.hi[i], 0.0f, w.zeros.data(),
+                        w.mixed.data() + std::size_t(i) * d);
+  kernel::add_stage<kFirst, kSquares>(L, l, int(Stage::input), x, d, 1, ss, sum, sq);
+  kernel::add_stage<kFirst, kSquares>(L, l, int(Stage::normalized), y, d, 1, ss, sum, sq);
+  kernel::add_stage<kFirst, kSquares>(L, l, int(Stage::query), q, d, 1, ss, sum, sq);
+  kernel::add_stage<kFirst, kSquares>(L, l, int(Stage::mix), w.mixed.data(), d, 1, ss, sum, sq);
+  kernel::add_stage<kFirst, kSquares>(L, l, int(Stage::residual), xn, d, 1, ss, sum, sq);
+}
 
 struct SampleMetrics {
   kernel::Proportion recency, adjacency, norm_adjacency;

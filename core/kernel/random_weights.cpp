@@ -42,6 +42,9 @@ RandomWeightsModel::Work::Work(int n_, int d_, int heads_, int batch_)
   s_mean.resize(nn + 8);
   a_mean.resize(nn);
   c.resize(nn + 8);
+  stage_g.resize(nn + 8);
+  stage_c.resize(nn + 8);
+  stage_inv.resize(n);
   inv_norm.resize(n);
   norms.resize(n + 8);
   zeros.resize(d);
@@ -174,6 +177,8 @@ MASKSCOPE_KERNEL_CLONES
 bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t first_sample, std::int64_t count,
                  BlockSums* sums, SampleTrace* trace, const std::atomic<bool>* cancel, bool trace_every) {
   const rw::MetricScratch ms = w.metric_scratch();
+  const kernel::StageScratch ss = w.stage_scratch();
+  const bool stages = sums && k.layout->stages;
   for (std::int64_t t = 0; t < count; ++t) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
     const bool record = trace && (trace_every || t == count - 1);
@@ -188,8 +193,19 @@ bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
       if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
       const Network::Block* block = k.fixed ? &k.net->blocks[l] : nullptr;
       attention(k, w, rng, block, lm);
+      if (stages) {  // docs/model.md section 10, before the MLP reuses w.att
+        rw::add_stage(k, ss, l, Stage::input, w.x.data(), *sums);
+        rw::add_stage(k, ss, l, Stage::normalized, w.y.data(), *sums);
+        rw::add_head_stages(k, ss, l, w.heads_scratch(), *sums);
+        rw::add_stage(k, ss, l, Stage::mix, w.o.data(), *sums);
+        rw::add_stage(k, ss, l, Stage::attention, w.att.data(), *sums);
+      }
       if (k.attention_output) rw::hidden_metrics(k, ms, w.att.data(), lm);  // before the MLP reuses w.att
       mlp(k, w, rng, block);
+      if (stages) {
+        rw::add_stage(k, ss, l, Stage::residual, w.hres.data(), *sums);
+        rw::add_stage(k, ss, l, Stage::mlp, w.xn.data(), *sums);
+      }
       if (!k.attention_output) rw::hidden_metrics(k, ms, w.xn.data(), lm);
       if (sums) rw::accumulate(k, ms, l, true, w.s.data(), w.a.data(), lm, *sums);
       if (record) rw::record_layer(k, w.y.data(), w.xn.data(), w.s.data(), w.a.data(), lm, traced->layers[l]);

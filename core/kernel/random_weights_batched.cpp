@@ -19,6 +19,8 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
   const std::size_t head_maps = std::size_t(k.heads) * w.nn();
   const MetricScratch ms = w.metric_scratch();
   const HeadScratch hs = w.heads_scratch();
+  const kernel::StageScratch ss = w.stage_scratch();
+  const bool stages = sums && k.layout->stages;  // docs/model.md section 10
   const std::uint64_t end = first_sample + std::uint64_t(count);
   for (std::uint64_t s = first_sample; s < end;) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
@@ -56,10 +58,20 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
       // h = gamma x + concat_h(softmax(mask(q_h k_h^T / sqrt(d_h))) v_h) W_O, q | k | v = Norm(x) W_QKV
       normalize_rows(k, w.x.data() + r0, w.y.data() + r0, std::size_t(hi - lo) * n);
       eigen_gemm(w.y.data(), int(rows), d, block.wqkv.data(), 3 * d, w.qkv.data());
-      for (int t = lo; t < hi; ++t)
+      for (int t = lo; t < hi; ++t) {
         attend(k, w.qkv.data() + 3 * std::size_t(t) * nd, hs, S(t), A(t), w.o.data() + std::size_t(t) * nd,
                w.metrics[t]);
+        if (stages) add_head_stages(k, ss, l, hs, *sums);  // the scratch holds sample t's heads until the next
+      }
       eigen_gemm(w.o.data(), int(rows), d, block.wo.data(), d, w.att.data());
+      if (stages)  // before the MLP reuses w.att
+        for (int t = lo; t < hi; ++t) {
+          const std::size_t at = std::size_t(t) * nd;
+          add_stage(k, ss, l, Stage::input, w.x.data() + at, *sums);
+          add_stage(k, ss, l, Stage::normalized, w.y.data() + at, *sums);
+          add_stage(k, ss, l, Stage::mix, w.o.data() + at, *sums);
+          add_stage(k, ss, l, Stage::attention, w.att.data() + at, *sums);
+        }
       for (std::size_t e = r0; e < r1; ++e) w.hres[e] = k.gamma * w.x[e] + w.att[e];
       auto layer_sums = [&](int t, const float* hidden) {
         hidden_metrics(k, ms, hidden, w.metrics[t]);
@@ -78,6 +90,11 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
         std::copy(w.hres.begin() + std::ptrdiff_t(r0), w.hres.begin() + std::ptrdiff_t(r1),
                   w.xn.begin() + std::ptrdiff_t(r0));
       }
+      if (stages)
+        for (int t = lo; t < hi; ++t) {
+          add_stage(k, ss, l, Stage::residual, w.hres.data() + std::size_t(t) * nd, *sums);
+          add_stage(k, ss, l, Stage::mlp, w.xn.data() + std::size_t(t) * nd, *sums);
+        }
       for (int t = lo; t < hi; ++t) {
         const float* x_out = w.xn.data() + std::size_t(t) * nd;
         if (!k.attention_output) layer_sums(t, x_out);

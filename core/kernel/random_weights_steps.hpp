@@ -11,6 +11,8 @@
 
 #include "core/kernel/kernel_steps.hpp"
 #include "core/kernel/layer_sums.hpp"
+#include "core/kernel/stage_grams.hpp"
+#include "core/model/stages.hpp"
 #include "core/kernel/random_weights.hpp"
 #include "core/kernel/random_weights_init.hpp"
 #include "core/model/trace.hpp"
@@ -133,6 +135,21 @@ struct MetricScratch {
   kernel::accumulate_layer(layer_args(k), l, maps, S_heads, A_heads, ms.s_mean, ms.a_mean, ms.c, ms.inv_norm, lm, sums);
 }
 
+// Stage `st` of layer l (rows n x d: x, Norm(x), concat_h(A_h v_h), the attention output, h, x') into the
+// sums when the run has it (docs/model.md section 10).
+[[gnu::always_inline]] inline void add_stage(const RwArgs& k, const kernel::StageScratch& ss, int l, Stage st,
+                                             const float* rows, BlockSums& sums) {
+  kernel::add_stage(*k.layout, l, int(st), rows, k.d, 1, ss, sums.sum.data(), sums.sumsq.data());
+}
+
+// The queries and keys of layer l after attend (head-major, RoPE'd): <q_i, q_j> over the heads concatenated,
+// sum_h <q_h,i, q_h,j>, as the d columns of W_Q make them.
+[[gnu::always_inline]] inline void add_head_stages(const RwArgs& k, const kernel::StageScratch& ss, int l,
+                                                   const HeadScratch& hs, BlockSums& sums) {
+  kernel::add_stage(*k.layout, l, int(Stage::query), hs.qh, k.dh, k.heads, ss, sums.sum.data(), sums.sumsq.data());
+  kernel::add_stage(*k.layout, l, int(Stage::key), hs.kh, k.dh, k.heads, ss, sums.sum.data(), sums.sumsq.data());
+}
+
 // The embeddings of a traced sample (layer 0).
 inline void record_input(const RwArgs& k, const float* x, const std::int64_t* tokens, const kernel::LayerMetrics& lm,
                          SampleTrace& trace) {
@@ -177,6 +194,7 @@ struct RandomWeightsModel::Work {
   std::vector<float> x, xn, y, qkv, o, att, hres, z, u;  // batch n rows each (x: d, qkv: 3d, u: 4d columns)
   std::vector<float> s, a;                               // batch x heads blocks of n x n (+ 8 floats of slack)
   std::vector<float> qh, kh, vh, s_mean, a_mean, c, inv_norm, norms, zeros, noise, chol;
+  std::vector<float> stage_g, stage_c, stage_inv;  // one sample's stage Gram matrices (stage_grams.hpp)
   std::vector<double> gram, ld;
   std::vector<std::int64_t> tokens;           // batch n ids
   std::vector<kernel::LayerMetrics> metrics;  // one per sample of the batch
@@ -185,6 +203,7 @@ struct RandomWeightsModel::Work {
   std::size_t nn() const { return std::size_t(n) * n; }
   rw::HeadScratch heads_scratch() { return {qh.data(), kh.data(), vh.data(), zeros.data()}; }
   rw::MetricScratch metric_scratch() { return {c.data(), inv_norm.data(), norms.data(), s_mean.data(), a_mean.data()}; }
+  kernel::StageScratch stage_scratch() { return {stage_g.data(), stage_c.data(), stage_inv.data()}; }
 };
 
 }  // namespace maskscope

@@ -187,6 +187,11 @@ bool run_samples(const KernelArgs& k, SampleWork& w, std::uint64_t first_sample,
         accumulate<true, false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
       else if (sums && t == 0) accumulate<true>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
       else if (sums) accumulate<false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
+      if (sums && k.layout->stages) {
+        if (t == 0 && implied_squares) add_stage_grams<true, false>(k, w, l, x, y, q, w.a.data(), xn, *sums);
+        else if (t == 0) add_stage_grams<true>(k, w, l, x, y, q, w.a.data(), xn, *sums);
+        else add_stage_grams(k, w, l, x, y, q, w.a.data(), xn, *sums);
+      }
       if (record) record_layer(k, y, xn, w.s.data(), w.a.data(), m, trace->layers[l]);
       std::swap(w.x, w.xn);
     }
@@ -233,7 +238,7 @@ Simulator::Simulator(const Settings& s, bool explicit_inputs, Kernel kernel)
     random_weights_ = std::make_unique<RandomWeightsModel>(s_, keys_, layout_, kernel != Kernel::per_sample);
     return;
   }
-  work_ = std::make_unique<SampleWork>(s.n, basis_);
+  work_ = std::make_unique<SampleWork>(s.n, basis_, s.stage_grams);
   for (int r = 0; r < basis_.m; ++r) chi_laws_.emplace_back(double(basis_.k - r));
   if (s.rope()) rope_ = rope_tables(s.n, s.d, s.rope_base, s.rope_scramble);
   if (runs_in_lanes(s, basis_, kernel))

@@ -85,6 +85,9 @@ struct Settings {
   // Zuo et al.'s Fig. 2 and Fig. 13: fixed-bin histograms of the cosine differences and of each sample's
   // adjacency and RP, with this many bins (0 = off; docs/model.md section 9).
   int histograms = 0;
+  // The Gram matrices E[<s_i, s_j>] and E[cos(s_i, s_j)] of every stage of each layer's forward pass
+  // (stages.hpp, docs/model.md section 10): n^2 d per stage and sample, so off unless asked for.
+  bool stage_grams = false;
 
   bool operator==(const Settings&) const = default;
 

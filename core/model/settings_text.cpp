@@ -49,6 +49,10 @@ constexpr SettingFlag kSettingFlags[] = {
      "bins of the cosine-difference and per-sample adjacency / RP histograms (Zuo et al. Fig. 2, 13); 0 = off, "
      "else even in [2, 4096]",
      SettingValue::whole},
+    {"stage-grams", "stage_grams",
+     "Gram matrices (mean inner products and cosines) of every stage of each layer: input, Norm, q, k, A V, "
+     "attention output, residual, MLP (0 | 1; docs/model.md section 10)",
+     SettingValue::name},
     {"samples", "samples", "Monte Carlo samples [1, 1e12]", SettingValue::whole},
     {"seed", "seed", "random seed [0, 2^64 - 1]", SettingValue::whole},
     {"threads", "threads", "worker threads [0, 256]; 0 = all cores", SettingValue::whole},
@@ -86,6 +90,7 @@ nlohmann::json settings_to_json(const Settings& s) {
       {"pos_embedding", std::string(to_string(s.pos_embedding))},
       {"pos_std", s.pos_std ? nlohmann::json(*s.pos_std) : nlohmann::json(nullptr)},
       {"histograms", s.histograms},
+      {"stage_grams", s.stage_grams},
   };
 }
 
@@ -115,6 +120,7 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
   if (j.contains("heads")) t.heads = int(whole("heads", Limits::heads_min, Limits::heads_max));
   if (j.contains("vocab")) t.vocab = whole("vocab", Limits::vocab_min, Limits::vocab_max);
   if (j.contains("mlp")) t.mlp = boolean(label("mlp"), j.at("mlp"));
+  if (j.contains("stage_grams")) t.stage_grams = boolean(label("stage_grams"), j.at("stage_grams"));
   if (j.contains("init_mean")) t.init_mean = real("init_mean", -Limits::init_mean_max, Limits::init_mean_max);
   if (j.contains("init_std")) t.init_std = real("init_std", 0.0, Limits::init_std_max);
   if (j.contains("embed_std")) {
@@ -157,7 +163,8 @@ void setting_from_text(const std::string& key, const std::string& text, Settings
   if (key == "norm" || key == "scale" || key == "mask" || key == "model" || key == "weights" ||
       key == "residual_mean" || key == "hidden" || key == "pos_embedding")
     v = text;
-  else if (key == "unit_input" || key == "mlp") v = text;  // boolean() reads "0", "1", "true", "false"
+  else if (key == "unit_input" || key == "mlp" || key == "stage_grams")
+    v = text;  // boolean() reads "0", "1", "true", "false"
   else v = number_from_text(key, text);
   settings_from_json(nlohmann::json{{key, v}}, s, "");
 }

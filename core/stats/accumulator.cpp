@@ -6,11 +6,13 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/model/stages.hpp"
+
 namespace maskscope {
 
 AccumLayout accum_layout(const Settings& s) {
-  return s.random_weights() ? AccumLayout(s.n, s.layers, s.heads, true, s.mask, s.window, s.histograms)
-                            : AccumLayout(s.n, s.layers, 1, false, s.mask, s.window);
+  return s.random_weights() ? AccumLayout(s.n, s.layers, s.heads, true, s.mask, s.window, s.histograms, stage_bits(s))
+                            : AccumLayout(s.n, s.layers, 1, false, s.mask, s.window, 0, stage_bits(s));
 }
 
 void BlockSums::reset(std::size_t size) {

@@ -32,12 +32,13 @@ struct AccumLayout {
   MaskKind mask = MaskKind::causal;
   int window = 0;             // w of MaskKind::window
   int hist_bins = 0;          // Settings::histograms: bins of each histogram (0: none)
+  unsigned stages = 0;        // stage_bits (stages.hpp): the stages whose Gram matrices are summed (0: none)
   std::size_t map_cells = 0;  // open cells of a score or weight map
   std::size_t per_layer = 0;
 
   AccumLayout() = default;
   AccumLayout(int n_, int layers_, int heads_ = 1, bool embeddings_ = false, MaskKind mask_ = MaskKind::causal,
-              int window_ = 0, int hist_bins_ = 0)
+              int window_ = 0, int hist_bins_ = 0, unsigned stages_ = 0)
       : n(n_),
         layers(layers_),
         heads(heads_),
@@ -45,9 +46,10 @@ struct AccumLayout {
         mask(mask_),
         window(window_),
         hist_bins(hist_bins_),
+        stages(stages_),
         map_cells(map_row(n_)),
         per_layer(2 * map_cells + triangle() + n_ + 8 + (heads_ > 1 ? std::size_t(heads_) * (2 * map_cells + 3) : 0) +
-                  hist_size()) {}
+                  stage_size() + hist_size()) {}
 
   // The first open key of row i (KeyRanges::lo), and where row i starts in a packed map (i <= n).
   int map_lo(int i) const { return mask == MaskKind::window ? std::max(0, i - window + 1) : 0; }
@@ -107,6 +109,16 @@ struct AccumLayout {
   std::size_t recency_hist(int l) const { return hist_base(l) + 3 * std::size_t(hist_bins); }
   std::size_t forward_difference_above(int l) const { return hist_base(l) + 4 * std::size_t(hist_bins); }
   std::size_t backward_difference_above(int l) const { return forward_difference_above(l) + 1; }
+  // The Gram matrices of the forward pass's stages (stages.hpp; docs/model.md section 10), before the
+  // histograms: per stage in `stages` (in Stage order) the packed lower triangle of the inner products
+  // <s_i, s_j>, then that of the cosines. Nothing without stage_grams, so other runs keep their layout.
+  bool has_stage(int stage) const { return (stages >> unsigned(stage)) & 1u; }
+  std::size_t stage_size() const { return std::size_t(__builtin_popcount(stages)) * 2 * triangle(); }
+  std::size_t stage_gram(int l, int stage) const {
+    const unsigned below = stages & ((1u << unsigned(stage)) - 1u);
+    return hist_base(l) - stage_size() + std::size_t(__builtin_popcount(below)) * 2 * triangle();
+  }
+  std::size_t stage_cosine(int l, int stage) const { return stage_gram(l, stage) + triangle(); }
 };
 
 // The layout of a run with these settings.

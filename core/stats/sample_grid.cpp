@@ -19,7 +19,10 @@ SampleGrid sample_grid(const Settings& s) {
   // causal), up to 64 blocks from n 74. (512 values a block until version 0.2.0: the lane kernel's blocks take
   // less time than their 1e7 multiply-adds suggest, and folding was 2.7% at n 50.) Per layer, not in
   // total, so layer l's bits do not depend on the layers after it.
-  const std::uint64_t per_layer = accum_layout(s).per_layer;
+  // Without the stage Gram matrices: turning them on must not regroup the blocks (the other sums' bits).
+  Settings without_stages = s;
+  without_stages.stage_grams = false;
+  const std::uint64_t per_layer = accum_layout(without_stages).per_layer;
   g.segment_blocks = std::clamp<std::int64_t>(std::int64_t(std::bit_ceil((per_layer + 255) / 256)), 1, 64);
   if (s.random_weights() && s.weights == WeightsMode::fixed) {
     // A fixed network's block is a batch of samples, far more than 1e7 multiply-adds per layer: as many

@@ -228,6 +228,14 @@ void block_stats(const Settings& s, const AccumLayout& L, const std::shared_ptr<
       hs.leakage = s.heads == 1 ? out.leakage : leakage_of(L, keys, m, L.head_score(l, h), L.head_score_slope(l, h));
     }
   }
+  for (int st = 0; st < kStageCount; ++st)
+    if (L.has_stage(st)) {
+      StageGram& g = out.stages[std::size_t(st)];
+      g.gram_mean = map_in(store, shapes.symmetric, m.mean, L.stage_gram(l, st));
+      g.gram_se = map_in(store, shapes.symmetric, m.m2, L.stage_gram(l, st));
+      g.cosine_mean = map_in(store, shapes.symmetric, m.mean, L.stage_cosine(l, st));
+      g.cosine_se = map_in(store, shapes.symmetric, m.m2, L.stage_cosine(l, st));
+    }
   diag_normalize(out.score_mean, out);
   if (m.count > 0) to_standard_errors(m, L.base(l), L.per_layer);
 }

@@ -2,6 +2,7 @@
 // its standard error (docs/model.md sections 3-4). The runner publishes these; readers never wait.
 #pragma once
 
+#include <array>
 #include <atomic>
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "core/stats/map.hpp"
 #include "core/model/settings.hpp"
 #include "core/model/key_ranges.hpp"
+#include "core/model/stages.hpp"
 
 namespace maskscope {
 
@@ -34,6 +36,13 @@ struct LayerHistograms {
   double forward_above = 0, forward_above_se = 0, backward_above = 0, backward_above_se = 0;
 };
 
+// One stage's Gram matrices over samples (Settings::stage_grams; docs/model.md section 10): the mean inner
+// products E[<s_i, s_j>] and the mean cosines E[cos(s_i, s_j)], symmetric n x n, with their standard errors.
+struct StageGram {
+  Map gram_mean, gram_se;
+  Map cosine_mean, cosine_se;
+};
+
 struct LayerStats {
   int layer = 0;  // 1-based; 0 for the embeddings of the random-weight family
   // n x n maps (map.hpp): NaN where masked (scores, weights); the cosines are symmetric. The
@@ -48,7 +57,10 @@ struct LayerStats {
   double adjacency_ties = 0;                         // mean fraction of adjacency's comparisons that were ties
   double norm_adjacency = 0, norm_adjacency_se = 0;  // adjacency of the norms (docs/model.md section 7); NaN when n < 3
   double norm_adjacency_ties = 0;
-  LayerHistograms histograms;    // with Settings::histograms > 0
+  LayerHistograms histograms;  // with Settings::histograms > 0
+  // With Settings::stage_grams, indexed by Stage (stages.hpp): the stages the family has (stage_bits);
+  // the others' maps are empty (Map::empty()), as are the embeddings'.
+  std::array<StageGram, kStageCount> stages;
   std::vector<HeadStats> heads;  // random_weights: one per head (the maps above are their mean)
   Leakage leakage;               // absolute-position leakage dR^2 of the logits S (docs/model.md section 8)
   Leakage weight_leakage;        // ... of the attention weights A (Ruscio Eq. 3: the softmax denominator)

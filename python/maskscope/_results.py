@@ -86,6 +86,14 @@ class Layer:
     cosine_se = _array("cosine_se", "standard errors of cosine_mean")
     score_diag_normalized = _array("score_diag_normalized", "score_mean less each diagonal's mean (Behind RoPE)")
 
+    def stage_gram(self, stage, cosine=False, se=False):
+        """The Gram matrix of one stage of the layer's forward pass (n x n, symmetric; docs/model.md section 10):
+        the mean inner products <s_i, s_j> (cosine=True: the mean cosines), or their standard errors (se=True).
+        stage: input, normalized, query, key, mix, attention, residual, mlp (those the model has); the run
+        needs stage_grams=True."""
+        kind = ("cosine" if cosine else "gram") + ("_se" if se else "_mean")
+        return self._snap.map(self._index, f"stage.{stage}.{kind}")
+
     @functools.cached_property
     def norm_mean(self):
         """mean norm ||x_j|| of the layer's output at each position j (n)"""

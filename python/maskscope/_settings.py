@@ -14,7 +14,7 @@ from . import _maskscope as _core
 FLAGS = [tuple(f) for f in _core.setting_flags()]
 KEYS = [f[1] for f in FLAGS]
 _KIND = {f[1]: f[3] for f in FLAGS}
-_BOOLEAN = ("unit_input", "mlp")  # names of 0/1, which also take True/False
+_BOOLEAN = ("unit_input", "mlp", "stage_grams")  # names of 0/1, which also take True/False
 
 
 def _default(key, kind, text):

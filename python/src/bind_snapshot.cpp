@@ -73,6 +73,19 @@ const Map& layer_map(const LayerStats& l, const std::string& name, int head) {
   if (name == "cosine_mean") return l.cosine_mean;
   if (name == "cosine_se") return l.cosine_se;
   if (name == "score_diag_normalized") return l.score_diag_normalized;
+  if (name.rfind("stage.", 0) == 0) {  // "stage.<name>.<gram_mean | gram_se | cosine_mean | cosine_se>"
+    const std::size_t dot = name.find('.', 6);
+    const auto stage = enum_value(kStageNames, name.substr(6, dot == std::string::npos ? dot : dot - 6));
+    if (stage && dot != std::string::npos && !l.stages[std::size_t(*stage)].gram_mean.empty()) {
+      const StageGram& g = l.stages[std::size_t(*stage)];
+      const std::string what = name.substr(dot + 1);
+      if (what == "gram_mean") return g.gram_mean;
+      if (what == "gram_se") return g.gram_se;
+      if (what == "cosine_mean") return g.cosine_mean;
+      if (what == "cosine_se") return g.cosine_se;
+    }
+    throw py::key_error("no stage map '" + name + "' (a stage the result has, with stage_grams on)");
+  }
   throw py::key_error("no map '" + name + "'");
 }
 

@@ -68,7 +68,15 @@ def main():
     torch.manual_seed(0)
     model = TinyDecoder().eval()
     inputs = [torch.randint(0, 50, (1, T)) for _ in range(P)]
-    captured = ex.capture(model, inputs, T)
+    # The stages of each block: Norm(x), q and k (the fused projection's thirds), the output projection's
+    # input (concat_h A_h v_h) and output, and the block's output (no MLP: the residual h).
+    hooks = [{"normalized": (b.ln, "output", None),
+              "query": (b.qkv, "output", lambda z: z[..., :D]),
+              "key": (b.qkv, "output", lambda z: z[..., D:2 * D]),
+              "mix": (b.out, "input", None),
+              "attention": (b.out, "output", None),
+              "residual": (b, "output", None)} for b in model.blocks]
+    captured = ex.capture(model, inputs, T, hooks)
     out = os.path.join(work, "exported")
     logits_shape, hidden_shape = ex.write_folder(out, captured, "tiny-decoder", [f"prompt {p}" for p in range(P)])
     assert logits_shape == (P, L, H, T, T), logits_shape
@@ -91,6 +99,14 @@ def main():
     lower = np.tril(np.ones((T, T), dtype=bool))
     np.testing.assert_allclose(logits[0, 0, 0][lower], want[lower], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(hidden[0, 0], model.embed(inputs[0])[0].detach().numpy(), rtol=1e-6)
+    with open(os.path.join(out, "manifest.json")) as f:
+        stages = json.load(f)["stages"]
+    assert sorted(stages) == sorted(["normalized", "query", "key", "mix", "attention", "residual"]), stages
+    arrays = {name: np.load(os.path.join(out, file)) for name, file in stages.items()}
+    assert arrays["query"].shape == (P, L, T, D)
+    np.testing.assert_allclose(arrays["query"][0, 0], q[0].numpy(), rtol=1e-6)
+    # Without an MLP the block output is the residual h: hidden layer l + 1.
+    np.testing.assert_allclose(arrays["residual"], hidden[:, 1:], rtol=1e-6)
 
     result = os.path.join(work, "exported.json")
     subprocess.run([cli, "analyze", out, "--quiet", "--out", result], check=True)
@@ -108,7 +124,25 @@ def main():
         xn = x / np.linalg.norm(x, axis=-1, keepdims=True)
         cos = np.einsum("pid,pjd->pij", xn, xn).mean(0)
         np.testing.assert_allclose(np.array(r["layers"][l]["cosine_mean"], dtype=float)[5, 2], cos[5, 2], rtol=1e-5)
-    print(f"export_attention: {P} prompts, {L} layers x {H} heads, T {T}: RP and cosines agree with numpy")
+        # Each stage's Gram matrices: mean over prompts of <s_i, s_j> and cos(s_i, s_j); the input is hidden l.
+        grams = r["layers"][l]["stage_grams"]
+        assert sorted(grams) == sorted(list(stages) + ["input"]), sorted(grams)
+        for name in list(stages) + ["input"]:
+            s_ = hidden[:, l] if name == "input" else arrays[name][:, l]
+            gram = np.einsum("pid,pjd->pij", s_.astype(float), s_.astype(float))
+            sn = s_ / np.linalg.norm(s_, axis=-1, keepdims=True)
+            got = np.array(grams[name]["gram_mean"], dtype=float)
+            np.testing.assert_allclose(got, gram.mean(0), rtol=2e-5, atol=1e-5 * np.abs(gram).max())
+            np.testing.assert_allclose(got, got.T)
+            se = gram.std(0, ddof=1) / np.sqrt(P)
+            np.testing.assert_allclose(np.array(grams[name]["gram_se"], dtype=float), se, rtol=1e-3,
+                                       atol=1e-5 * np.abs(gram).max())
+            cos_ = np.einsum("pid,pjd->pij", sn, sn).mean(0)
+            np.testing.assert_allclose(np.array(grams[name]["cosine_mean"], dtype=float), cos_, rtol=1e-4, atol=1e-5)
+    # The residual stage's cosines are the cosine map's (both from the block output).
+    np.testing.assert_allclose(np.array(r["layers"][0]["stage_grams"]["residual"]["cosine_mean"], dtype=float),
+                               np.array(r["layers"][0]["cosine_mean"], dtype=float), rtol=1e-5, atol=1e-6)
+    print(f"export_attention: {P} prompts, {L} layers x {H} heads, T {T}: RP, cosines and stage Grams agree with numpy")
 
 
 if __name__ == "__main__":

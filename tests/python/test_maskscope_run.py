@@ -70,6 +70,26 @@ BAD = [
 ]
 
 
+def test_stage_gram_is_the_cli_json(cli):
+    settings = {"n": 6, "d": 16, "layers": 2, "samples": 300, "seed": 4, "stage_grams": 1}
+    code, out, err = cli("run", *flags(settings), "--quiet")
+    assert code == 0, err
+    expected = json.loads(out)
+    result = maskscope.run(**{**settings, "stage_grams": True})
+    layer, want_layer = result.layers[2], expected["layers"][1]  # layers[2] is layer 2 (the JSON's second)
+    for stage in ("input", "normalized", "query", "mix", "residual"):
+        for cosine in (False, True):
+            key = "cosine_mean" if cosine else "gram_mean"
+            want = np.array(want_layer["stage_grams"][stage][key], dtype=float)
+            np.testing.assert_array_equal(layer.stage_gram(stage, cosine=cosine), want)
+    np.testing.assert_array_equal(layer.stage_gram("mix", se=True),
+                                  np.array(want_layer["stage_grams"]["mix"]["gram_se"], dtype=float))
+    with pytest.raises(KeyError):
+        layer.stage_gram("key")  # the parameter-free model has one queries/keys stage
+    with pytest.raises(KeyError):
+        maskscope.run(n=6, samples=10).layers[1].stage_gram("input")  # stage_grams off
+
+
 @pytest.mark.parametrize("settings,flag", BAD, ids=[b[1] + str(i) for i, b in enumerate(BAD)])
 def test_bad_settings_raise_value_error_with_the_cli_message(cli, settings, flag):
     settings = {"samples": 10, **settings}

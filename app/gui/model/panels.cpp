@@ -42,8 +42,21 @@ std::string_view symbol(Quantity q) {
     case Quantity::weight: return "A";
     case Quantity::cosine: return "cos";
     case Quantity::norm: return "||x||";
+    default: break;
   }
-  return "?";
+  // Built once: "<s_i, s_j> input" and "cos(s_i, s_j) input" for each stage.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (int c = 0; c < 2; ++c)
+      for (const auto& [stage, name] : kStageNames)
+        v.push_back((c == 0 ? "<s_i,s_j> " : "cos(s_i,s_j) ") + std::string(name));
+    return v;
+  }();
+  return names[std::size_t(int(q) - int(Quantity::gram_input))];
+}
+
+std::string stage_quantity_label(Quantity q, bool random_weights) {
+  return (is_stage_cosine(q) ? "cos: " : "Gram: ") + std::string(stage_label(stage_of(q), random_weights));
 }
 
 Tab parse_tab(const std::string& text, const std::string& what) { return parse_enum(kTabNames, text, what); }
@@ -116,8 +129,8 @@ bool has_quantity(const LayerStats& l, Quantity q) {
     case Quantity::weight: return !l.weight_mean.empty();
     case Quantity::cosine: return !l.cosine_mean.empty();
     case Quantity::norm: return !l.norm_mean.empty();
+    default: return !l.stages[std::size_t(stage_of(q))].gram_mean.empty();
   }
-  return false;
 }
 
 namespace {
@@ -131,6 +144,11 @@ void values_of(const LayerStats& l, Quantity q, bool se, std::vector<double>& ou
       const std::vector<double>& v = se ? l.norm_se : l.norm_mean;
       out.assign(v.begin(), v.end());
       return;
+    }
+    default: {
+      const StageGram& g = l.stages[std::size_t(stage_of(q))];
+      if (is_stage_cosine(q)) return (se ? g.cosine_se : g.cosine_mean).unpack(out);
+      return (se ? g.gram_se : g.gram_mean).unpack(out);
     }
   }
 }
@@ -229,6 +247,7 @@ PanelMetric panel_metric(const LayerStats& l, Quantity q) {
     case Quantity::weight: return {"RP", l.recency, l.recency_se, l.recency_ties};
     case Quantity::cosine: return {"adj", l.adjacency, l.adjacency_se, l.adjacency_ties};
     case Quantity::norm: return {"norm adj", l.norm_adjacency, l.norm_adjacency_se, l.norm_adjacency_ties};
+    default: break;  // a stage's Gram matrix has no metric of its own
   }
   return {"", kNaN, kNaN, kNaN};
 }
@@ -280,10 +299,10 @@ void build_panel(const LayerStats& l, int n, Quantity q, Transform t, const Pane
   }
   const bool centred = t == Transform::diagonal_normalized;
   if (!centred && style.hide_diagonal)
-    for (int i = q == Quantity::cosine ? 0 : 1; i < n; ++i) p.value[std::size_t(i) * n + i] = kNaN;
+    for (int i = q == Quantity::cosine || is_stage(q) ? 0 : 1; i < n; ++i) p.value[std::size_t(i) * n + i] = kNaN;
   // The diagonal of raw maps is left out of the range when hidden (row 0's cell stays on
   // screen but does not set the range), and always for cosines (constant 1).
-  const bool skip_diagonal = !centred && (style.hide_diagonal || q == Quantity::cosine);
+  const bool skip_diagonal = !centred && (style.hide_diagonal || q == Quantity::cosine || is_stage_cosine(q));
   fit_range(p, style.range, centred, skip_diagonal);
   if (centred && style.grey_noise) mark_noise(p);
 }

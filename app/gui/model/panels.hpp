@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/model/enum_names.hpp"
+#include "core/model/stages.hpp"
 #include "core/stats/snapshot.hpp"
 #include "model/colormap.hpp"
 
@@ -18,7 +19,30 @@ namespace maskscope::gui {
 
 enum class Tab { attention, diagonal, h_of_j, metrics, figure, leakage, sweep, probes, histograms };
 // norm: the layer's output norms ||x_i|| per position (Chi et al.'s variance signal; Zuo et al. Table 6).
-enum class Quantity { score, weight, cosine, norm };
+// gram_* / cos_*: the mean inner products / cosines of one stage of the forward pass (stages.hpp, in Stage
+// order; Settings::stage_grams, docs/model.md section 10).
+enum class Quantity {
+  score,
+  weight,
+  cosine,
+  norm,
+  gram_input,
+  gram_normalized,
+  gram_query,
+  gram_key,
+  gram_mix,
+  gram_attention,
+  gram_residual,
+  gram_mlp,
+  cos_input,
+  cos_normalized,
+  cos_query,
+  cos_key,
+  cos_mix,
+  cos_attention,
+  cos_residual,
+  cos_mlp
+};
 enum class Transform { raw, diagonal_normalized };  // Behind RoPE Fig. 4: each diagonal minus its mean
 // How a panel's colour range is chosen. all: min..max of every shown cell; visible: leaves out
 // the diagonal (and so the (0,0) cell, sqrt(d) for LN scores) when it is hidden; robust: the
@@ -36,8 +60,45 @@ inline constexpr EnumTable<Tab, 9> kTabNames{{{Tab::attention, "attention"},
                                               {Tab::sweep, "sweep"},
                                               {Tab::probes, "probes"},
                                               {Tab::histograms, "histograms"}}};
-inline constexpr EnumTable<Quantity, 4> kQuantityNames{
-    {{Quantity::score, "score"}, {Quantity::weight, "weight"}, {Quantity::cosine, "cosine"}, {Quantity::norm, "norm"}}};
+inline constexpr EnumTable<Quantity, 20> kQuantityNames{{{Quantity::score, "score"},
+                                                         {Quantity::weight, "weight"},
+                                                         {Quantity::cosine, "cosine"},
+                                                         {Quantity::norm, "norm"},
+                                                         {Quantity::gram_input, "gram_input"},
+                                                         {Quantity::gram_normalized, "gram_normalized"},
+                                                         {Quantity::gram_query, "gram_query"},
+                                                         {Quantity::gram_key, "gram_key"},
+                                                         {Quantity::gram_mix, "gram_mix"},
+                                                         {Quantity::gram_attention, "gram_attention"},
+                                                         {Quantity::gram_residual, "gram_residual"},
+                                                         {Quantity::gram_mlp, "gram_mlp"},
+                                                         {Quantity::cos_input, "cos_input"},
+                                                         {Quantity::cos_normalized, "cos_normalized"},
+                                                         {Quantity::cos_query, "cos_query"},
+                                                         {Quantity::cos_key, "cos_key"},
+                                                         {Quantity::cos_mix, "cos_mix"},
+                                                         {Quantity::cos_attention, "cos_attention"},
+                                                         {Quantity::cos_residual, "cos_residual"},
+                                                         {Quantity::cos_mlp, "cos_mlp"}}};
+// The stage Gram quantities: which stage, inner products or cosines, and whether a family has it.
+constexpr bool is_stage(Quantity q) { return q >= Quantity::gram_input; }
+constexpr bool is_stage_cosine(Quantity q) { return q >= Quantity::cos_input; }
+constexpr Stage stage_of(Quantity q) { return Stage((int(q) - int(Quantity::gram_input)) % kStageCount); }
+constexpr Quantity stage_quantity(Stage st, bool cosine) {
+  return Quantity(int(cosine ? Quantity::cos_input : Quantity::gram_input) + int(st));
+}
+// Whether runs of `s` have quantity q once stage_grams is on (a stage the family lacks: no).
+inline bool family_has(const Settings& s, Quantity q) {
+  if (!is_stage(q)) return true;
+  Settings on = s;
+  on.stage_grams = true;
+  return (stage_bits(on) >> unsigned(stage_of(q))) & 1u;
+}
+// `s` as a run that shows q needs it: stage_grams on for a stage quantity (the window restarts with it).
+inline Settings settings_showing(Settings s, Quantity q) {
+  if (is_stage(q) && family_has(s, q)) s.stage_grams = true;
+  return s;
+}
 inline constexpr EnumTable<Transform, 2> kTransformNames{
     {{Transform::raw, "raw"}, {Transform::diagonal_normalized, "diagonal_normalized"}}};
 inline constexpr EnumTable<RangeMode, 3> kRangeModeNames{
@@ -68,8 +129,10 @@ std::string_view to_string(Tab t);
 std::string_view to_string(Quantity q);
 std::string_view to_string(Transform t);
 std::string_view to_string(RangeMode r);
-// Symbol of a quantity in figure titles: S, A, cos or ||x||.
+// Symbol of a quantity in figure titles: S, A, cos, ||x||, or "<s_i, s_j> Norm(x)" for a stage's Gram.
 std::string_view symbol(Quantity q);
+// The stage quantity's words in the family (the window's show list): "Gram: Norm(x)", "cos: queries q".
+std::string stage_quantity_label(Quantity q, bool random_weights);
 
 nlohmann::json view_to_json(const ViewOptions& v);
 // Reads the keys present; throws std::runtime_error naming the key on a bad value.

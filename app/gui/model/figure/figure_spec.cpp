@@ -29,7 +29,8 @@ Settings cell_settings(const FigureSpec& spec, std::size_t row, std::size_t grou
   Settings s = spec.rows.at(row).settings;
   if (group < spec.groups.size())
     apply_settings_json(spec.groups[group].set, s, "figure.columns[" + std::to_string(group) + "].set");
-  if (spec.kind == FigureKind::h_of_j) s.layers = 1;  // h(j) needs the norms after layer 1 only
+  s = settings_showing(s, spec.rows.at(row).quantity);  // a stage's Gram matrix: stage_grams on
+  if (spec.kind == FigureKind::h_of_j) s.layers = 1;    // h(j) needs the norms after layer 1 only
   else if (!spec.layers.empty()) s.layers = std::max(1, *std::max_element(spec.layers.begin(), spec.layers.end()));
   return s;
 }
@@ -66,6 +67,12 @@ std::vector<SettingError> validate(const FigureSpec& spec) {
         errors.push_back(
             {"figure.rows[" + std::to_string(r) + "].show",
              "norms are a vector per layer, not a map: show them in a table figure (their norm adjacency)"});
+  for (std::size_t r = 0; r < spec.rows.size(); ++r)
+    if (!family_has(spec.rows[r].settings, spec.rows[r].quantity))
+      errors.push_back({"figure.rows[" + std::to_string(r) + "].show",
+                        std::string(to_string(spec.rows[r].quantity)) + " is a stage this row's model lacks (" +
+                            "keys, the output projection and the MLP are the random-weight network's; the MLP needs "
+                            "mlp 1)"});
   if (spec.difference && spec.rows.size() < 2)
     errors.push_back({"figure.difference", "needs at least two rows (B - A)"});
   if (is_line_kind(spec.kind)) {

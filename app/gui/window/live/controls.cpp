@@ -289,15 +289,36 @@ void monte_carlo_controls(Controller& controller, Settings& s) {
   explain("Worker threads (1 to the machine's cores). Changes speed only, never the numbers.");
 }
 
+namespace {
+// The show list's words for q in this family.
+std::string show_label(Quantity q, const Settings& s) {
+  switch (q) {
+    case Quantity::score: return "scores S";
+    case Quantity::weight: return "weights A";
+    case Quantity::cosine: return "cosine of outputs";
+    case Quantity::norm: return "norms of outputs";
+    default: return stage_quantity_label(q, s.random_weights());
+  }
+}
+}  // namespace
+
 void view_controls(ViewOptions& view, const Settings& s) {
-  int q = static_cast<int>(view.quantity);
-  if (ImGui::Combo("show", &q, "scores S\0weights A\0cosine of outputs\0norms of outputs\0"))
-    view.quantity = static_cast<Quantity>(q);
+  if (ImGui::BeginCombo("show", show_label(view.quantity, s).c_str())) {
+    for (const auto& [q, name] : kQuantityNames) {
+      if (!family_has(s, q)) continue;  // stages this family lacks (keys, W_O and the MLP of the network)
+      if (q == Quantity::gram_input) ImGui::Separator();
+      if (ImGui::Selectable(show_label(q, s).c_str(), q == view.quantity)) view.quantity = q;
+    }
+    ImGui::EndCombo();
+  }
   explain(
       "Scores S = scale Q K^T (pre-softmax), weights A = softmax(S), the cosine similarity of the layer's "
       "outputs (Zuo et al., whose adjacency score reads it), or their norms ||x_i|| per position (Chi et al.'s "
       "variance signal; Zuo et al. Table 6). For the random-weight network, cosines and norms start at layer 0, "
-      "the embeddings.");
+      "the embeddings.\n\nGram / cos: the mean inner products <s_i, s_j> or cosines of one stage of each layer "
+      "(Behind RoPE Fig. 3 and 8): the input, Norm(x), queries and keys, the attention's mix before W_O, its "
+      "output after W_O, after the residual and after the MLP. The scores stage is S itself. Picking one turns "
+      "on the stage Gram matrices (the run restarts; they cost n^2 d per stage and sample).");
   {
     const bool heads = s.random_weights() && s.heads > 1;
     const FamilyOnly guard(heads && (view.quantity == Quantity::score || view.quantity == Quantity::weight));

@@ -67,6 +67,14 @@ const char* metric_explanation(Quantity q) {
 
 // "RP 0.6382 ± 0.0003", or why there is none; ties flagged.
 void badge(ImVec2 at, const Snapshot& snap, const PanelData& p, Quantity q, float fh) {
+  if (is_stage(q)) {  // a stage's Gram matrix has no metric: say what the cells are
+    ImGui::SetCursorScreenPos(at);
+    ImGui::TextDisabled("%s", is_stage_cosine(q) ? "E[cos(s_i, s_j)]" : "E[<s_i, s_j>]");
+    explain(
+        "The mean over samples of the inner products (or cosines) of this stage's rows s_i, s_j "
+        "(docs/model.md section 10; Behind RoPE Fig. 3). Hover a cell for its standard error.");
+    return;
+  }
   std::string text;
   const std::string name = p.metric_name;
   if (snap.samples_done == 0) text = name + ": waiting for the first samples";

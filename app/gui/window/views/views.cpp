@@ -58,6 +58,15 @@ void Views::draw_tab_content() {
 
 void Views::draw(float ui_scale) {
   controller_.poll();
+  // A stage's Gram matrix needs Settings::stage_grams: the run restarts with it on rather than showing
+  // an empty map (docs/window.md). A stage the family lacks (keys of the parameter-free model) falls
+  // back to the scores.
+  if (is_stage(view_.quantity) && !controller_.showing_tensors()) {
+    const Settings& s = controller_.settings();
+    if (!family_has(s, view_.quantity)) view_.quantity = Quantity::score;
+    else if (!s.stage_grams && !controller_.edit(settings_showing(s, view_.quantity)).empty())
+      view_.quantity = Quantity::score;  // refused (the memory budget): not again every frame
+  }
   draw_menu();
   figure_.refresh(false);
   // The sweep runs while its tab is shown (over a model's tensors there is nothing to sweep).
