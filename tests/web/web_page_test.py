@@ -4,7 +4,7 @@ Loads build-web/site from the local server with the isolation headers and checks
   1. a link's settings reach the page, the run converges, and the screenshot of the first converged picture
      is not blank and differs between alpha 0 and alpha 0.5 (the layer-2+ maps brighten toward the diagonal);
   2. the page's result JSON (?json=1) equals the native maskscope-cli run's for the same settings, number
-     for number (the same kernel, seed and samples);
+     for number (the same kernel, the portable "lanes-8 unfused", seed and samples);
   3. a link with a bad value shows the message naming the setting and its range, and the defaults run;
   4. a preset link opens the preset's tab, and Copy link gives the link of the view on screen;
   5. Export figure downloads one zip with the figure's PNG (drawn by the browser at 2x), SVG, CSVs, JSONs;
@@ -103,7 +103,9 @@ def check_json_against_native(browser, server, cli, page):
     state = browser.wait_for(lambda s: "result" in s, 300, f"{page}'s result JSON")
     web = state["result"]
     args = [cli, "run", "--quiet"] + [a for k, v in settings.items() for a in (f"--{k}", str(v))]
-    native = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    # The page runs the lane kernel's portable level ("lanes-8 unfused", docs/numerics.md): the native one.
+    env = dict(os.environ, MASKSCOPE_LANE_ISA="x86-64")
+    native = json.loads(subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout)
     diff = differing_keys(comparable(web), comparable(native), settings["samples"])
     check(not diff, f"{page}'s JSON equals maskscope-cli run's, SEs to long double rounding (kernel {web.get('kernel')}"
                     f" / {native.get('kernel')}; layer-2 RP {web['layers'][1].get('rp')})"
@@ -210,10 +212,11 @@ def main():
             with open("web_page_one_thread.png", "wb") as f:
                 f.write(shot)
         state = check_json_against_native(browser, server, cli, "the one-thread page")
-        # Frames while it computed (its ~4 s of samples in slices of 10 ms), and none held for long: p95 of the
-        # last 600 frame intervals, loosely bounded (a page that computed the run in one go would show a few
-        # frames, the longest seconds long).
-        check(not state["threads_available"] and state["frames"] >= 50 and 0 < state["frame_ms_p95"] < 1000,
+        # Frames while it computed (its seconds of samples in slices of 10 ms), and none held for long: p95 of
+        # the frame intervals so far, loosely bounded (a page that computed the run in one go would show a frame
+        # or two, the longest seconds long). Under SwiftShader on a loaded 2-core machine a frame itself takes
+        # 100-400 ms, threaded page or not: the bound is for the stepping, not the drawing.
+        check(not state["threads_available"] and state["frames"] >= 10 and 0 < state["frame_ms_p95"] < 1000,
               f"the one-thread page kept drawing while it computed: {state['frames']} frames, p95 interval "
               f"{state['frame_ms_p95']:.1f} ms")
     finally:
