@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The window in the browser (docs/web.md): installs Emscripten and what the page needs from Debian 12,
 # fetches Dear ImGui 1.86's sources (its Debian source package; never checked in) and builds the static
-# folder build-web/site/ (index.html, maskscope.js, .wasm, .worker.js, .data).
+# folder build-web/site/ (index.html, maskscope.js, .wasm, .worker.js, .data, and the one-thread page's
+# maskscope1.js, .wasm, .data).
 #   bash tools/web.sh            build (again: only what changed)
 #   bash tools/web.sh --serve    serve build-web/site on http://localhost:8037/ with the headers threads need
 #   bash tools/web.sh --install  only install (also Chromium and python3-websocket for the web_page test);
@@ -70,7 +71,13 @@ ln -sfn "$imgui_dir" "$out/include/imgui"  # <imgui/backends/...> as with libimg
 # Emscripten's JavaScript tools need Debian's node modules (node-acorn), which a Node.js not from
 # Debian does not search by itself.
 export NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs${NODE_PATH:+:$NODE_PATH}
-emcmake cmake -S . -B "$out/cmake" -DCMAKE_BUILD_TYPE=Release -DMASKSCOPE_IMGUI_DIR="$imgui_dir" \
-  -DMASKSCOPE_WEB_INCLUDE="$out/include" -DMASKSCOPE_WEB_SITE="$out/site" >/dev/null
-nice cmake --build "$out/cmake" -j"$(nproc)" --target maskscope
+# Two pages into one folder: with Web Workers sharing memory (maskscope.js, build-web/cmake) and the
+# one-thread page for servers without the COOP/COEP headers (maskscope1.js, build-web/cmake-1t);
+# index.html loads the one the browser allows.
+for variant in threads one-thread; do
+  if [ "$variant" = threads ]; then tree=$out/cmake threads=ON; else tree=$out/cmake-1t threads=OFF; fi
+  emcmake cmake -S . -B "$tree" -DCMAKE_BUILD_TYPE=Release -DMASKSCOPE_IMGUI_DIR="$imgui_dir" \
+    -DMASKSCOPE_WEB_INCLUDE="$out/include" -DMASKSCOPE_WEB_SITE="$out/site" -DMASKSCOPE_WEB_THREADS=$threads >/dev/null
+  nice cmake --build "$tree" -j"$(nproc)" --target maskscope
+done
 echo "web.sh: built $out/site ($(du -sh "$out/site" | cut -f1)); serve it with: bash tools/web.sh --serve"

@@ -1,8 +1,9 @@
 // The parameter-free forward pass (docs/model.md sections 1-4) with 16 or 8 samples across the lanes of
 // every vector (lane_kernel.hpp). Built without the compiler's floating-point contraction (the fused
-// multiply-adds are written out: fmadd) and with the same body compiled for x86-64-v4, x86-64-v3 and
-// baseline x86-64, chosen at run time: each lane does the same correctly rounded operations in the
-// same order on every level, so the bits agree.
+// multiply-adds are written out: fmadd) and with the same body compiled for x86-64-v4 and x86-64-v3,
+// chosen at run time: each lane does the same correctly rounded operations in the same order on both,
+// so the bits agree. The portable level (baseline x86-64, WebAssembly) compiles it with its
+// multiply-adds unfused: its own bits, kernel "lanes-8 unfused".
 #include "core/kernel/lane_kernel.hpp"
 #include "core/kernel/random_weights.hpp"
 
@@ -94,6 +95,8 @@ using Buffers = LaneKernel::Buffers;
 
 constexpr int kMaxLaneN = 128;  // use_lane_kernel's largest n
 
+#if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
+#define MASKSCOPE_LANE_FUSED 1
 // Sixteen samples per batch: one AVX-512 register per vector.
 namespace w16 {
 #define MASKSCOPE_LANE_W 16
@@ -110,6 +113,19 @@ constexpr int W = MASKSCOPE_LANE_W;
 #include "core/kernel/lane_kernel_body.inc"
 #undef MASKSCOPE_LANE_W
 }  // namespace w8
+#undef MASKSCOPE_LANE_FUSED
+#endif
+
+// The portable body (baseline x86-64, WebAssembly): sixteen samples per batch, its multiply-adds
+// unfused (kernel "lanes-8 unfused": lane_vectors.inc's fmadd).
+namespace wp {
+#define MASKSCOPE_LANE_FUSED 0
+#define MASKSCOPE_LANE_W 16
+constexpr int W = MASKSCOPE_LANE_W;
+#include "core/kernel/lane_kernel_body.inc"
+#undef MASKSCOPE_LANE_W
+#undef MASKSCOPE_LANE_FUSED
+}  // namespace wp
 
 using LaneFn = bool (*)(const KernelArgs&, Buffers&, SampleWork&, std::uint64_t, std::int64_t, BlockSums*,
                         std::vector<SampleTrace>*, const std::atomic<bool>*);
@@ -128,11 +144,11 @@ using LaneFn = bool (*)(const KernelArgs&, Buffers&, SampleWork&, std::uint64_t,
 #endif
 bool run_lanes_base(const KernelArgs& k, Buffers& b, SampleWork& w, std::uint64_t first, std::int64_t count,
                     BlockSums* sums, std::vector<SampleTrace>* traces, const std::atomic<bool>* cancel) {
-  return w16::run_lanes(k, b, w, first, count, sums, traces, cancel);
+  return wp::run_lanes(k, b, w, first, count, sums, traces, cancel);
 }
 
-// The lowest level's name: baseline x86-64, or WebAssembly in the browser build (the same 16-lane
-// body, its vectors as wasm SIMD128 with -msimd128; the same bits as every x86 level).
+// The lowest level's name: baseline x86-64, or WebAssembly in the browser build (the same portable
+// body, its vectors as wasm SIMD128 with -msimd128; the same bits as baseline x86-64).
 #if defined(__wasm_simd128__)
 constexpr const char* kPortableLevel = "wasm-simd128";
 #elif defined(__wasm__)
@@ -211,8 +227,9 @@ bool runs_in_lanes(const Settings& s, const InputBasis& basis, KernelChoice kern
 
 std::string kernel_name(const Settings& s, KernelChoice kernel) {
   // "lanes-8": sums in trees of eight lanes (the 16-lane kernel's "lanes" summed a batch in one tree
-  // of 16 pairs, so its parts must not be merged with these).
-  if (runs_in_lanes(s, input_basis(s), kernel)) return "lanes-8";
+  // of 16 pairs, so its parts must not be merged with these); "lanes-8 unfused": the portable level's
+  // multiply-adds rounded twice (lane_vectors.inc), other bits.
+  if (runs_in_lanes(s, input_basis(s), kernel)) return lane_isa() == kPortableLevel ? "lanes-8 unfused" : "lanes-8";
   // A fixed random-weight network on AVX2: Eigen's products on batches of samples (random_weights_batched.hpp).
   if (s.random_weights() && RandomWeightsModel::eigen_available()) {
     // Eigen's products (random_weights_batched.hpp; the per-sample draws' factor times the normals).

@@ -34,7 +34,8 @@ bool lane_kernel_native();
 bool runs_in_lanes(const Settings& s, const InputBasis& basis, KernelChoice kernel);
 
 // The kernel a run with these settings uses on this processor, as recorded with partial sums
-// (.msum) and results: "lanes-8" (every level and batch width gives the same bits), "per-sample
+// (.msum) and results: "lanes-8" (AVX2 and AVX-512: both levels and batch widths give the same bits),
+// "lanes-8 unfused" (the portable level: baseline x86-64 when chosen, WebAssembly), "per-sample
 // x86-64-v3" (AVX2 and FMA) or "per-sample x86-64" (no FMA). Runs agree bit for bit only within one
 // kernel name.
 std::string kernel_name(const Settings& s, KernelChoice kernel = KernelChoice::automatic);
@@ -62,9 +63,10 @@ class LaneKernel {
 };
 
 // The instruction set the lane kernel runs with: "x86-64-v4" (AVX-512), "x86-64-v3" (AVX2) or
-// "x86-64" (baseline), the best the processor has. Every one gives the same bits: the lane kernel is
-// compiled without the compiler's contraction and uses only lane-wise, correctly rounded operations,
-// its fused multiply-adds written out (vfmadd on AVX2 and AVX-512, libm's fmaf on the baseline).
+// "x86-64" (baseline; "wasm-simd128" in the browser), the best the processor has. v4 and v3 give the
+// same bits: the lane kernel is compiled without the compiler's contraction and uses only lane-wise,
+// correctly rounded operations, its fused multiply-adds written out (vfmadd). The baseline runs them
+// as a multiply and an add: other bits (kernel_name "lanes-8 unfused"), the same in the browser.
 // set_lane_isa (for tests and benchmarks) returns false for a level the processor lacks.
 std::string lane_isa();
 bool set_lane_isa(const std::string& level);

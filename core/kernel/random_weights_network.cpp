@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/kernel/random_weights_init.hpp"
+#include "core/model/threading.hpp"
 
 namespace maskscope {
 
@@ -74,7 +75,7 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
       draw_entries(rng, ch.draw->mean, ch.draw->std, ch.draw->out + ch.offset, ch.count);
     }
   };
-  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  const unsigned threads = std::clamp(hardware_threads(), 1u, 8u);
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads && t < chunks.size(); ++t) pool.emplace_back(work);
   work();

@@ -135,56 +135,15 @@ template <int V>
 }
 
 // a b + c rounded once, lane by lane (F a float vector type): one vfmadd where the caller's target has
-// FMA, else a call to libm's correctly rounded fmaf per lane; the same bits either way.
-#if defined(__wasm__)
-// WebAssembly has no fused multiply-add, and a call to fmaf per lane cost the browser build's lane
-// kernel 5x (Emscripten 3.1.6's fmaf is also wrong in some halfway cases: fmaf(1 + 2^-12, 1 + 2^-12,
-// -2^-60) gives 1 + 2^-11 + 2^-23, not 1 + 2^-11). In doubles, a b is exact (24 + 24 bits) and
-// a b + c is rounded once to 53 bits; rounding that to float is then the correctly rounded result
-// unless the double landed exactly halfway between two floats (its low 29 bits 1000...0), where the
-// second rounding could go the wrong way: those rare lanes take fused_halfway. The same bits as a
-// correctly rounded fmaf in every lane.
-[[gnu::noinline]] inline float fused_halfway(float a, float b, float c) {
-  const double xy = double(a) * double(b);  // exact
-  const double r = xy + double(c);
-  // The addition's rounding error, exactly (Knuth's two-sum): the true a b + c is r + err.
-  const double v = r - xy;
-  const double err = (xy - (r - v)) + (double(c) - v);
-  if (err == 0) return float(r);  // r is the exact value: its tie rounds to even, as the true one
-  // Move r one double step toward the true value; the float rounding then goes the true value's way.
-  std::int64_t bits;
-  std::memcpy(&bits, &r, sizeof bits);
-  bits += (err > 0) == (r > 0) ? 1 : -1;
-  double nudged;
-  std::memcpy(&nudged, &bits, sizeof nudged);
-  return float(nudged);
-}
-
-template <class F>
-[[gnu::always_inline]] inline F fused(F a, F b, F c) {
-  constexpr int kLanes = int(sizeof(F) / sizeof(float));
-  typedef double D __attribute__((vector_size(kLanes * sizeof(double))));
-  typedef std::int64_t L __attribute__((vector_size(kLanes * sizeof(double))));
-  const D r = __builtin_convertvector(a, D) * __builtin_convertvector(b, D) + __builtin_convertvector(c, D);
-  F out = __builtin_convertvector(r, F);
-  L bits;
-  std::memcpy(&bits, &r, sizeof bits);
-  const L halfway = (bits & 0x1fffffff) == 0x10000000;
-  bool any = false;
-  for (int t = 0; t < kLanes; ++t) any |= halfway[t] != 0;
-  if (any) [[unlikely]]
-    for (int t = 0; t < kLanes; ++t)
-      if (halfway[t]) out[t] = fused_halfway(a[t], b[t], c[t]);
-  return out;
-}
-#else
+// FMA, else a call to libm's correctly rounded fmaf per lane; the same bits either way. (Not in the
+// browser build: WebAssembly has no fused multiply-add, and the lane kernel's portable body, which it
+// runs, multiplies and adds; docs/web.md.)
 template <class F>
 [[gnu::always_inline]] inline F fused(F a, F b, F c) {
   F r;
   for (int t = 0; t < int(sizeof(F) / sizeof(float)); ++t) r[t] = __builtin_fmaf(a[t], b[t], c[t]);
   return r;
 }
-#endif
 
 // a b + c: rounded once (Fused, `fused`) or twice (a multiply, then an add).
 template <bool Fused, class F>

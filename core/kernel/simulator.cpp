@@ -9,6 +9,7 @@
 #include <cstring>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <thread>
 
 #include "core/model/cost.hpp"
@@ -153,7 +154,7 @@ template <bool kFirst, bool kSquares = true>
 MASKSCOPE_KERNEL_CLONES
 bool run_samples(const KernelArgs& k, SampleWork& w, std::uint64_t first_sample, std::int64_t count, BlockSums* sums,
                  SampleTrace* trace, const std::atomic<bool>* cancel, std::vector<SampleTrace>* every = nullptr,
-                 bool implied_squares = false, bool split_first = false) {
+                 bool implied_squares = false, bool split_first = false, bool append = false) {
   const int n = k.n, d = k.d;
   for (std::int64_t t = 0; t < count; ++t) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
@@ -185,7 +186,8 @@ bool run_samples(const KernelArgs& k, SampleWork& w, std::uint64_t first_sample,
                                              split_first && t == 0 ? &w : nullptr);
       if (sums && t == 0 && implied_squares)
         accumulate<true, false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
-      else if (sums && t == 0) accumulate<true>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
+      else if (sums && t == 0 && !append)
+        accumulate<true>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
       else if (sums) accumulate<false>(k, l, w.s.data(), w.a.data(), w.c.data(), w.inv_norm.data(), m, *sums);
       if (sums && k.layout->stages) {
         if (t == 0 && implied_squares) add_stage_grams<true, false>(k, w, l, x, y, q, w.a.data(), xn, *sums);
@@ -251,12 +253,17 @@ const Network* Simulator::network() const { return random_weights_ ? random_weig
 
 bool Simulator::simulate_block(std::uint64_t first_sample, std::int64_t count, BlockSums& sums,
                                const std::atomic<bool>* cancel, BlockOptions options) {
-  const bool implied_squares = options.implied_squares && count == 1 && !random_weights_ && !lanes_;
+  if (options.append && random_weights_)
+    throw std::logic_error("simulate_block: random weights compute a block in one call");
+  const bool implied_squares = options.implied_squares && count == 1 && !random_weights_ && !lanes_ && !options.append;
   if (implied_squares) {
     // One sample: its values alone; the squares follow from them (BlockSums::squares_implied).
     if (sums.sum.size() != layout_.total()) sums.sum = BigVector(layout_.total());
     if (!sums.sumsq.empty()) sums.sumsq = BigVector();
     sums.count = 0;
+  } else if (options.append) {
+    if (sums.sum.size() != layout_.total() || sums.sumsq.size() != layout_.total())
+      throw std::logic_error("simulate_block: nothing to append to");
   } else if (random_weights_ || lanes_ || sums.sum.size() != layout_.total() || sums.sumsq.size() != layout_.total()) {
     sums.reset(layout_.total());
   } else {
@@ -266,7 +273,7 @@ bool Simulator::simulate_block(std::uint64_t first_sample, std::int64_t count, B
   const KernelArgs k = make_args(s_, basis_, keys_, rope_, layout_, chi_laws_);
   if (lanes_) return lanes_->run(k, *work_, first_sample, count, &sums, nullptr, cancel);
   return run_samples(k, *work_, first_sample, count, &sums, nullptr, cancel, nullptr, implied_squares,
-                     options.split_first_sample);
+                     options.split_first_sample, options.append);
 }
 
 std::vector<SampleTrace> Simulator::trace_block(std::uint64_t first_sample, std::int64_t count) {

@@ -31,7 +31,15 @@ struct SimulateBlockOptions {
   // The per-sample kernel's first sample of the block counts its later rows' pairs on a second
   // thread (for a core that is idle anyway: a new run's first sample). The same bits.
   bool split_first_sample = false;
+  // Adds the samples to `sums` instead of resetting it: `sums` holds the samples just before them in
+  // the same block, from earlier calls. The same bits as one call over the whole range when each
+  // earlier call's count is a multiple of kBlockPartSamples (the lane kernel's batches start where
+  // they would). The parameter-free model only (a stepped run's slices, runner.hpp); not random weights.
+  bool append = false;
 };
+
+// The part a block may be computed in with SimulateBlockOptions::append (two 8-lane batches, one 16-lane).
+constexpr std::int64_t kBlockPartSamples = 16;
 
 class Simulator {
  public:

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <sstream>
-#include <thread>
+#include "core/model/threading.hpp"
 
 namespace maskscope {
 
@@ -187,9 +187,9 @@ std::string short_label(const Settings& s) {
 }
 
 int resolved_threads(const Settings& s) {
+  if (!kThreadsAvailable) return 1;  // the browser's one-thread page (threading.hpp)
   if (s.threads > 0) return s.threads;
-  unsigned hc = std::thread::hardware_concurrency();
-  return hc == 0 ? 1 : static_cast<int>(hc);
+  return static_cast<int>(hardware_threads());
 }
 
 }  // namespace maskscope

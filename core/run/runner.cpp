@@ -17,6 +17,14 @@
 namespace maskscope {
 
 namespace {
+
+// The stepped runs alive, for step_runs (their owners' thread only: a stepped run is the
+// one-thread page's, or a test's).
+std::vector<Run*>& stepped_runs() {
+  static std::vector<Run*> runs;
+  return runs;
+}
+
 std::string describe(const std::vector<SettingError>& errors) {
   std::string text = "invalid settings:";
   for (const auto& e : errors) text += "\n  --" + e.setting + ": " + e.message;
@@ -55,12 +63,24 @@ Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::mo
   auto empty = std::make_shared<Snapshot>();
   empty->settings = settings_;
   snapshot_ = std::move(empty);
+  if (options_.stepped) {  // step() computes, on its caller's thread
+    last_publish_ = start_;
+    step_interval_ = options_.publish_interval;
+    stepped_runs().push_back(this);
+    return;
+  }
   workers_running_ = threads;
   for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { worker_main(); });
   publisher_ = std::thread([this] { publisher_main(); });
 }
 
 Run::~Run() {
+  if (options_.stepped) {  // nobody reads it again: no final snapshot
+    std::erase(stepped_runs(), this);
+    abandoned_.store(true);
+    cancel_.store(true);
+    return;
+  }
   cancel();
   for (auto& w : workers_)
     if (w.joinable()) w.join();
@@ -69,6 +89,10 @@ Run::~Run() {
 
 void Run::cancel() {
   cancel_.store(true);
+  if (options_.stepped) {
+    finish_stepped();
+    return;
+  }
   std::lock_guard lock(mutex_);
   cv_.notify_all();
   publisher_cv_.notify_all();
@@ -90,6 +114,10 @@ void Run::set_paused(bool paused) {
 }
 
 void Run::wait() {
+  while (options_.stepped && !done_.load()) {
+    if (paused_.load()) throw std::logic_error("Run::wait: a paused stepped run never ends");
+    step(std::chrono::hours(1));
+  }
   std::unique_lock lock(mutex_);
   done_cv_.wait(lock, [this] { return done_.load(); });
 }
@@ -123,40 +151,153 @@ void Run::worker_main() {
       }
     }
     if (!buffer) buffer = std::make_unique<BlockSums>();  // sized by simulate_block
-    const std::int64_t first = block * grid_.block_size;
-    const std::int64_t count = std::min(grid_.block_size, settings_.samples - first);
-    // One-sample blocks store no squares (half the memory and writing), a run's first too: it
-    // becomes the open segment with its squares still implied (BlockSums::take), and the first
-    // picture needs none (one sample has M2 0).
-    Simulator::BlockOptions how;
-    how.implied_squares = true;
-    // With the first picture first, the other workers wait during the first block: its first
-    // sample's pair counts (half its time at n 512) take a second core. From n 256, where they
-    // outweigh a thread's start.
-    how.split_first_sample = block == begin_block_ && options_.first_picture_alone && settings_.n >= 256;
-    if (!sim.simulate_block(static_cast<std::uint64_t>(first), count, *buffer, &cancel_, how)) break;
+    if (!compute_block(sim, block, *buffer)) break;
     std::lock_guard lock(mutex_);
-    const bool first_merge = merged_blocks_ == begin_block_;
-    pending_[block] = std::move(buffer);
-    for (auto it = pending_.find(merged_blocks_); it != pending_.end(); it = pending_.find(merged_blocks_)) {
-      BlockSums& b = *it->second;
-      if (segment_.count == 0) segment_.take(b);  // a segment's first block is its sum
-      else segment_.add(b);
-      free_buffers_.push_back(std::move(it->second));
-      pending_.erase(it);
-      ++merged_blocks_;
-      if ((merged_blocks_ - begin_block_) % grid_.segment_blocks == 0 || merged_blocks_ == end_block_) fold_segment();
-    }
-    samples_done_.store(exact_.count() + segment_.count, std::memory_order_relaxed);
+    const bool first_merge = merge_block(block, std::move(buffer));
     // Workers waiting for their turn may go on. The publisher and wait() only care about the first
     // merge and the end: a wake-up per block (every millisecond at n 50) cost the workers 2-3%.
     cv_.notify_all();
-    if (first_merge && merged_blocks_ > begin_block_) publisher_cv_.notify_all();
+    if (first_merge) publisher_cv_.notify_all();
   }
   std::lock_guard lock(mutex_);
   --workers_running_;
   cv_.notify_all();
   publisher_cv_.notify_all();
+}
+
+bool Run::compute_block(Simulator& sim, std::int64_t block, BlockSums& buffer) {
+  const std::int64_t first = block * grid_.block_size;
+  const std::int64_t count = std::min(grid_.block_size, settings_.samples - first);
+  // One-sample blocks store no squares (half the memory and writing), a run's first too: it
+  // becomes the open segment with its squares still implied (BlockSums::take), and the first
+  // picture needs none (one sample has M2 0).
+  Simulator::BlockOptions how;
+  how.implied_squares = true;
+  // With the first picture first, the other workers wait during the first block: its first
+  // sample's pair counts (half its time at n 512) take a second core. From n 256, where they
+  // outweigh a thread's start. (Not in a stepped run: no second thread.)
+  how.split_first_sample =
+      block == begin_block_ && options_.first_picture_alone && settings_.n >= 256 && !options_.stepped;
+  return sim.simulate_block(static_cast<std::uint64_t>(first), count, buffer, &cancel_, how);
+}
+
+bool Run::merge_block(std::int64_t block, std::unique_ptr<BlockSums> buffer) {
+  const bool first_merge = merged_blocks_ == begin_block_;
+  pending_[block] = std::move(buffer);
+  for (auto it = pending_.find(merged_blocks_); it != pending_.end(); it = pending_.find(merged_blocks_)) {
+    BlockSums& b = *it->second;
+    if (segment_.count == 0) segment_.take(b);  // a segment's first block is its sum
+    else segment_.add(b);
+    free_buffers_.push_back(std::move(it->second));
+    pending_.erase(it);
+    ++merged_blocks_;
+    if ((merged_blocks_ - begin_block_) % grid_.segment_blocks == 0 || merged_blocks_ == end_block_) fold_segment();
+  }
+  samples_done_.store(exact_.count() + segment_.count, std::memory_order_relaxed);
+  return first_merge && merged_blocks_ > begin_block_;
+}
+
+bool Run::step(std::chrono::steady_clock::duration budget) {
+  if (!options_.stepped) throw std::logic_error("Run::step: this run computes on threads of its own");
+  if (done_.load()) return true;
+  const auto begin = std::chrono::steady_clock::now();
+  if (!stepper_) stepper_ = std::make_unique<Simulator>(settings_, false, options_.kernel);
+  bool merged = false, first_merge = false;
+  const bool in_parts = !settings_.random_weights();
+  while (!cancel_.load() && !paused_.load() && (open_ || next_block_ < end_block_)) {
+    if (!open_) {
+      open_block_ = next_block_++;
+      open_done_ = 0;
+      if (!free_buffers_.empty()) {
+        open_ = std::move(free_buffers_.back());
+        free_buffers_.pop_back();
+      } else {
+        open_ = std::make_unique<BlockSums>();
+      }
+    }
+    const std::int64_t first = open_block_ * grid_.block_size;
+    const std::int64_t size = std::min(grid_.block_size, settings_.samples - first);
+    const std::int64_t part = in_parts ? std::min(part_, size - open_done_) : size;
+    const auto part_begin = std::chrono::steady_clock::now();
+    bool complete = true;
+    if (part == size) {
+      complete = compute_block(*stepper_, open_block_, *open_);
+    } else {
+      Simulator::BlockOptions how;
+      how.append = open_done_ > 0;
+      complete = stepper_->simulate_block(std::uint64_t(first + open_done_), part, *open_, &cancel_, how);
+    }
+    if (!complete) break;  // cancelled
+    open_done_ += part;
+    const auto now = std::chrono::steady_clock::now();
+    if (in_parts) {  // the next part: about half the budget at this part's pace, whole batches
+      const double per_sample = std::chrono::duration<double>(now - part_begin).count() / double(part);
+      const double want = 0.5 * std::chrono::duration<double>(budget).count() / std::max(per_sample, 1e-9);
+      part_ = std::max<std::int64_t>(kBlockPartSamples,
+                                     std::int64_t(std::min(want, 1e9)) / kBlockPartSamples * kBlockPartSamples);
+    }
+    if (open_done_ == size) {
+      std::lock_guard lock(mutex_);
+      first_merge = merge_block(open_block_, std::move(open_)) || first_merge;
+      merged = true;
+    }
+    if (now - begin >= budget) break;
+  }
+  if (cancel_.load()) return done_.load();  // cancel() ends the run
+  const bool last = merged_blocks_ == end_block_;
+  const auto now = std::chrono::steady_clock::now();
+  if (last || first_merge || (merged && now - last_publish_ >= step_interval_)) publish_stepped(last);
+  return done_.load();
+}
+
+void Run::publish_stepped(bool last) {
+  const auto begin = std::chrono::steady_clock::now();
+  RunMoments copy = pooled_moments(accum_size_);
+  double active_s = 0;
+  {
+    std::lock_guard lock(mutex_);
+    copy_open_segment(copy);
+    active_s = active_seconds(begin);
+  }
+  exact_.moments(copy, segment_.count);
+  Snapshot snap = make_snapshot(settings_, std::move(copy), keys_);
+  stamp(snap, begin, active_s, last);
+  std::shared_ptr<const Snapshot> shared = share_snapshot(std::move(snap));
+  {
+    std::lock_guard lock(snapshot_mutex_);
+    std::swap(snapshot_, shared);
+  }
+  shared.reset();
+  last_publish_ = std::chrono::steady_clock::now();
+  // As the publisher: pictures take at most a third of the time (the rest computes samples).
+  step_interval_ =
+      std::max<std::chrono::steady_clock::duration>(options_.publish_interval, 2 * (last_publish_ - begin));
+  if (options_.on_publish) options_.on_publish();
+  if (last) {
+    std::erase(stepped_runs(), this);
+    std::lock_guard lock(mutex_);
+    done_.store(true);
+    done_cv_.notify_all();
+  }
+}
+
+void Run::finish_stepped() {
+  if (done_.load()) return;
+  std::erase(stepped_runs(), this);
+  open_.reset();
+  if (abandoned_.load()) release_buffers();
+  else publish_stepped(true);  // cancelled: what was merged
+  std::lock_guard lock(mutex_);
+  done_.store(true);
+  done_cv_.notify_all();
+}
+
+void step_runs(std::chrono::steady_clock::duration budget) {
+  std::vector<Run*> active;
+  for (Run* r : stepped_runs())
+    if (!r->paused() && !r->done()) active.push_back(r);
+  // (A run's step may end it, which takes it out of stepped_runs: hence the copy.)
+  for (Run* r : active) r->step(budget / std::int64_t(active.size()));
 }
 
 void Run::fold_segment() {
@@ -243,20 +384,12 @@ void Run::publisher_main() {
           copy.count = 1;
           copy.mean.swap(segment_.sum);  // the segment holds the copy's array (same size) until give_back
           borrowed = copy.mean.data();   // stays where it is when the snapshot takes the array
-        } else if (pending > 0) {
-          copy.mean.assign(segment_.sum.begin(), segment_.sum.end());
-          if (segment_.squares_implied())  // one sample: its squares as take() or add() would form them
-            squares_of(segment_.sum, copy.m2);
-          else copy.m2.assign(segment_.sumsq.begin(), segment_.sumsq.end());
         } else {
-          copy.mean.assign(accum_size_, 0.0);
-          copy.m2.assign(accum_size_, 0.0);
+          copy_open_segment(copy);
         }
         folds = folds_;
         now = std::chrono::steady_clock::now();
-        auto active = now - start_ - paused_total_;
-        if (paused_.load()) active -= now - paused_since_;
-        active_s = std::chrono::duration<double>(active).count();
+        active_s = active_seconds(now);
       }
       if (borrowed) break;
       std::shared_lock shared(exact_mutex_);
@@ -278,10 +411,7 @@ void Run::publisher_main() {
       snap = Snapshot();
       continue;
     }
-    snap.elapsed_s = std::chrono::duration<double>(now - start_).count();
-    snap.samples_per_s = active_s > 0 ? static_cast<double>(snap.samples_done) / active_s : 0.0;
-    snap.finished = snap.samples_done >= end_sample_ - begin_sample_;
-    snap.cancelled = last && !snap.finished;
+    stamp(snap, now, active_s, last);
     std::shared_ptr<const Snapshot> shared = share_snapshot(std::move(snap));
     const std::shared_ptr<const Snapshot> published = shared;  // holds the borrowed values until give_back
     {
@@ -303,6 +433,31 @@ void Run::publisher_main() {
   std::lock_guard lock(mutex_);
   done_.store(true);
   done_cv_.notify_all();
+}
+
+void Run::copy_open_segment(RunMoments& copy) const {
+  if (segment_.count > 0) {
+    copy.mean.assign(segment_.sum.begin(), segment_.sum.end());
+    if (segment_.squares_implied())  // one sample: its squares as take() or add() would form them
+      squares_of(segment_.sum, copy.m2);
+    else copy.m2.assign(segment_.sumsq.begin(), segment_.sumsq.end());
+  } else {
+    copy.mean.assign(accum_size_, 0.0);
+    copy.m2.assign(accum_size_, 0.0);
+  }
+}
+
+double Run::active_seconds(std::chrono::steady_clock::time_point now) const {
+  auto active = now - start_ - paused_total_;
+  if (paused_.load()) active -= now - paused_since_;
+  return std::chrono::duration<double>(active).count();
+}
+
+void Run::stamp(Snapshot& snap, std::chrono::steady_clock::time_point now, double active_s, bool last) const {
+  snap.elapsed_s = std::chrono::duration<double>(now - start_).count();
+  snap.samples_per_s = active_s > 0 ? static_cast<double>(snap.samples_done) / active_s : 0.0;
+  snap.finished = snap.samples_done >= end_sample_ - begin_sample_;
+  snap.cancelled = last && !snap.finished;
 }
 
 std::shared_ptr<const Snapshot> run_to_completion(const Settings& s) {

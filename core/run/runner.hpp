@@ -22,6 +22,7 @@
 #include "core/stats/exact_sums.hpp"
 #include "core/stats/sample_grid.hpp"
 #include "core/model/settings.hpp"
+#include "core/model/threading.hpp"
 #include "core/kernel/simulator.hpp"
 #include "core/stats/snapshot.hpp"
 
@@ -45,6 +46,10 @@ struct RunOptions {
   // (lane_kernel.hpp): what `run --save-tensors` uses, so that `analyze` of the saved tensors repeats
   // the run's sums bit for bit.
   Simulator::Kernel kernel = Simulator::Kernel::automatic;
+  // No threads: the run computes only when its owner calls step() (or step_runs()), on the caller's
+  // thread, and publishes from there; the same blocks in the same order, so the same bits. The
+  // default in the browser's one-thread page (threading.hpp), whose frame loop steps it.
+  bool stepped = !kThreadsAvailable;
 };
 
 class Run {
@@ -67,6 +72,14 @@ class Run {
   std::shared_ptr<const Snapshot> snapshot() const;
   std::int64_t samples_done() const { return samples_done_.load(std::memory_order_relaxed); }
   const SampleGrid& grid() const { return grid_; }
+  bool stepped() const { return options_.stepped; }
+  // A stepped run (RunOptions::stepped): computes until `budget` has passed (at least one part of a
+  // block, unless paused, cancelled or done), merges each block when it is complete, and publishes a
+  // snapshot when the publish interval has passed, at its first samples and at its end. A block is
+  // computed in parts of a multiple of kBlockPartSamples sized to about half the budget (the same bits:
+  // SimulateBlockOptions::append; random weights: whole blocks). Returns done(). A threaded run:
+  // std::logic_error.
+  bool step(std::chrono::steady_clock::duration budget);
   SegmentRange segments() const { return segments_; }
   std::int64_t samples_in_range() const { return end_sample_ - begin_sample_; }
   // The exact sums of the segments computed; complete once done() and not cancelled.
@@ -74,6 +87,22 @@ class Run {
 
  private:
   void worker_main();
+  // Computes `block` into `buffer` with `sim`; false if cancelled.
+  bool compute_block(Simulator& sim, std::int64_t block, BlockSums& buffer);
+  // Hands the computed `block` over and merges every block whose turn has come (under mutex_);
+  // true if this was the run's first merge.
+  bool merge_block(std::int64_t block, std::unique_ptr<BlockSums> buffer);
+  // The open segment's sums into `copy` (its squares formed where they are implied; zeros when it is
+  // empty), under mutex_.
+  void copy_open_segment(RunMoments& copy) const;
+  // Seconds computed since the start, pauses left out (under mutex_).
+  double active_seconds(std::chrono::steady_clock::time_point now) const;
+  // The timing and end fields of a snapshot taken at `now`.
+  void stamp(Snapshot& snap, std::chrono::steady_clock::time_point now, double active_s, bool last) const;
+  // A stepped run's snapshot of everything merged (the publisher's work, on the caller's thread).
+  void publish_stepped(bool last);
+  // A stepped run's end on cancel: its final snapshot, or (abandoned) its buffers freed; then done.
+  void finish_stepped();
   void publisher_main();
   // Adds the finished segment into exact_ (under mutex_).
   void fold_segment();
@@ -118,9 +147,21 @@ class Run {
   mutable std::mutex snapshot_mutex_;
   std::shared_ptr<const Snapshot> snapshot_;
 
+  // A stepped run's simulator, its block in progress and publication (the caller's thread only).
+  std::unique_ptr<Simulator> stepper_;
+  std::unique_ptr<BlockSums> open_;  // block open_block_'s first open_done_ samples
+  std::int64_t open_block_ = 0, open_done_ = 0;
+  std::int64_t part_ = kBlockPartSamples;  // the samples of the next part
+  std::chrono::steady_clock::time_point last_publish_;
+  std::chrono::steady_clock::duration step_interval_{};
+
   std::vector<std::thread> workers_;
   std::thread publisher_;
 };
+
+// Steps every stepped run alive (Run::step), sharing `budget` among those that are not paused or done:
+// what the browser's one-thread page calls once per frame.
+void step_runs(std::chrono::steady_clock::duration budget);
 
 // Runs to completion on the calling thread's behalf and returns the final snapshot.
 std::shared_ptr<const Snapshot> run_to_completion(const Settings& s);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/model/threading.hpp"
 #include "core/run/runner.hpp"
 #include "core/stats/exact_sums.hpp"
 #include "core/stats/sample_grid.hpp"
@@ -39,6 +40,7 @@ std::int64_t preview_samples(const Settings& s) {
 
 Sweep::Sweep(std::vector<Settings> points, SweepOptions options) : options_(std::move(options)) {
   if (points.empty()) throw std::invalid_argument("a sweep needs at least one point");
+  if (!kThreadsAvailable) throw std::invalid_argument(kNeedsThreads);  // its stages wait for their runs
   for (const Settings& s : points) {
     if (const auto errors = validate(s); !errors.empty())
       throw std::invalid_argument("invalid point: " + errors.front().setting + ": " + errors.front().message);

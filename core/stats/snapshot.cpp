@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/model/threading.hpp"
 #include "core/stats/metrics.hpp"
 
 namespace maskscope {
@@ -274,7 +275,8 @@ Snapshot make_snapshot(const Settings& s, RunMoments&& m, const KeyRanges& keys,
   snap.layers.resize(s.layers);
   // Layers are independent. From 100,000 values (n 150 at 4 layers) a second thread takes the later
   // half: at n 512 a snapshot is milliseconds of work, and a new run's first picture waits for it.
-  const int split = L.total() >= 100'000 && s.layers >= 2 ? s.layers / 2 : s.layers;
+  // (Not in the browser's one-thread page, threading.hpp.)
+  const int split = kThreadsAvailable && L.total() >= 100'000 && s.layers >= 2 ? s.layers / 2 : s.layers;
   std::thread helper;
   if (split < s.layers)
     helper = std::thread([&] {

@@ -30,10 +30,13 @@ def free_port():
 
 
 class Server:
-    def __init__(self, site):
+    """tools/web_serve.py on a free port; isolated=False leaves the COOP/COEP headers out (the one-thread page)."""
+
+    def __init__(self, site, isolated=True):
         self.port = free_port()
+        flags = ["-q"] + ([] if isolated else ["--no-isolation"])
         self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools", "web_serve.py"), site,
-                                      str(self.port), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                      str(self.port)] + flags, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(100):
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{self.port}/index.html", timeout=1).read()

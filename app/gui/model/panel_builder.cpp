@@ -4,6 +4,8 @@
 #include <limits>
 #include <utility>
 
+#include "core/model/threading.hpp"
+
 #if defined(__linux__)
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -19,7 +21,8 @@ void panel_texels(const PanelData& p, std::vector<float>& out) {
 }
 
 PanelBuilder::PanelBuilder(std::function<void()> wake) : wake_(std::move(wake)) {
-  thread_ = std::thread([this] { main(); });
+  // The browser's one-thread page builds each request at once, on the caller's thread (threading.hpp).
+  if (kThreadsAvailable) thread_ = std::thread([this] { main(); });
 }
 
 PanelBuilder::~PanelBuilder() {
@@ -28,7 +31,7 @@ PanelBuilder::~PanelBuilder() {
     stop_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void PanelBuilder::request(std::shared_ptr<const Snapshot> snap, const ViewOptions& view, int tag) {
@@ -42,6 +45,7 @@ void PanelBuilder::request(std::shared_ptr<const Snapshot> snap, const ViewOptio
     has_request_ = true;
   }
   cv_.notify_all();
+  if (!kThreadsAvailable) build_request();
 }
 
 bool PanelBuilder::take(Result& out) {
@@ -68,38 +72,46 @@ void PanelBuilder::main() {
   setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
 #endif
   for (;;) {
-    std::shared_ptr<const Snapshot> snap;
-    ViewOptions view;
-    int tag = 0;
     {
       std::unique_lock lock(mutex_);
       cv_.wait(lock, [this] { return stop_ || has_request_; });
       if (stop_) return;
-      snap = std::move(request_snap_);
-      view = request_view_;
-      tag = request_tag_;
-      has_request_ = false;
-      building_ = true;
     }
-    // spare_ is this thread's alone until it is swapped with ready_ below.
-    build_panels(*snap, view, spare_.panels);
-    spare_.texels.resize(spare_.panels.size());
-    for (std::size_t k = 0; k < spare_.panels.size(); ++k) {
-      if (spare_.panels[k].norms) spare_.texels[k].clear();
-      else panel_texels(spare_.panels[k], spare_.texels[k]);
-    }
-    spare_.snap = std::move(snap);
-    spare_.view = view;
-    spare_.tag = tag;
-    {
-      std::lock_guard lock(mutex_);
-      std::swap(ready_, spare_);  // a result nobody took goes to spare_, to be written over
-      has_ready_ = true;
-      building_ = false;
-    }
-    spare_.snap.reset();
-    if (wake_) wake_();
+    build_request();
   }
+}
+
+void PanelBuilder::build_request() {
+  std::shared_ptr<const Snapshot> snap;
+  ViewOptions view;
+  int tag = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (!has_request_) return;
+    snap = std::move(request_snap_);
+    view = request_view_;
+    tag = request_tag_;
+    has_request_ = false;
+    building_ = true;
+  }
+  // spare_ is this thread's alone until it is swapped with ready_ below.
+  build_panels(*snap, view, spare_.panels);
+  spare_.texels.resize(spare_.panels.size());
+  for (std::size_t k = 0; k < spare_.panels.size(); ++k) {
+    if (spare_.panels[k].norms) spare_.texels[k].clear();
+    else panel_texels(spare_.panels[k], spare_.texels[k]);
+  }
+  spare_.snap = std::move(snap);
+  spare_.view = view;
+  spare_.tag = tag;
+  {
+    std::lock_guard lock(mutex_);
+    std::swap(ready_, spare_);  // a result nobody took goes to spare_, to be written over
+    has_ready_ = true;
+    building_ = false;
+  }
+  spare_.snap.reset();
+  if (wake_) wake_();
 }
 
 }  // namespace maskscope::gui

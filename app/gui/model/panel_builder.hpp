@@ -46,6 +46,9 @@ class PanelBuilder {
 
  private:
   void main();
+  // Builds the pending request (if any) into ready_: on the builder thread, or in request() where
+  // no thread can be started.
+  void build_request();
 
   std::function<void()> wake_;
   mutable std::mutex mutex_;

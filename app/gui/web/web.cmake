@@ -11,6 +11,10 @@ set(MASKSCOPE_WEB_INCLUDE "" CACHE PATH "Header-only dependencies for the browse
 set(MASKSCOPE_WEB_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf" CACHE FILEPATH "The window's font")
 set(MASKSCOPE_WEB_SITE "${PROJECT_BINARY_DIR}/site" CACHE PATH "The static folder the page is built into")
 set(MASKSCOPE_WEB_SIMD ON CACHE BOOL "Compile the kernels' 8-lane vectors to wasm SIMD128 (else scalar)")
+# OFF: the one-thread page (maskscope1.js, .wasm, .data) for servers without the headers that
+# SharedArrayBuffer needs; index.html loads it where crossOriginIsolated is false. tools/web.sh builds
+# both into the same folder (two build trees).
+set(MASKSCOPE_WEB_THREADS ON CACHE BOOL "Web Workers sharing memory (-pthread); OFF: the one-thread page")
 if(NOT EXISTS ${MASKSCOPE_IMGUI_DIR}/imgui.cpp OR NOT EXISTS ${MASKSCOPE_WEB_INCLUDE}/nlohmann/json.hpp)
   message(FATAL_ERROR "maskscope web: set MASKSCOPE_IMGUI_DIR and MASKSCOPE_WEB_INCLUDE (bash tools/web.sh does)")
 endif()
@@ -18,9 +22,14 @@ endif()
 set(MASKSCOPE_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
 # No x86 clones in wasm: the kernels' portable path (docs/web.md says which kernel runs).
 set(MASKSCOPE_TARGET_CLONES OFF)
-# Every object shares memory with the Web Workers (-pthread) and may throw (invalid settings are
-# exceptions that the window turns into messages).
-set(web_flags -pthread -fexceptions)
+# Every object shares memory with the Web Workers (-pthread; not in the one-thread page) and may throw
+# (invalid settings are exceptions that the window turns into messages).
+set(web_flags -fexceptions)
+set(web_link_flags -fexceptions)
+if(MASKSCOPE_WEB_THREADS)
+  list(APPEND web_flags -pthread)
+  list(APPEND web_link_flags -pthread)
+endif()
 if(MASKSCOPE_WEB_SIMD)
   list(APPEND web_flags -msimd128)
 endif()
@@ -28,10 +37,15 @@ endif()
 list(APPEND web_flags -Wno-unknown-warning-option)
 list(APPEND web_flags -include ${PROJECT_SOURCE_DIR}/app/gui/web/libcxx_compat.hpp)
 add_compile_options(${web_flags})
-add_link_options(-pthread -fexceptions)
+add_link_options(${web_link_flags})
 
-set(THREADS_PREFER_PTHREAD_FLAG ON)
-find_package(Threads REQUIRED)
+if(MASKSCOPE_WEB_THREADS)
+  set(THREADS_PREFER_PTHREAD_FLAG ON)
+  find_package(Threads REQUIRED)
+else()  # std::thread compiles (its start would fail): the core starts none there (core/model/threading.hpp)
+  add_library(maskscope_web_no_threads INTERFACE)
+  add_library(Threads::Threads ALIAS maskscope_web_no_threads)
+endif()
 add_library(maskscope_web_json INTERFACE)
 target_include_directories(maskscope_web_json SYSTEM INTERFACE ${MASKSCOPE_WEB_INCLUDE})
 add_library(nlohmann_json::nlohmann_json ALIAS maskscope_web_json)
@@ -70,12 +84,16 @@ function(maskscope_web_app target)
   # Threads: the run's workers, its publisher and the picture builder are Web Workers started with
   # the page (a pool: a worker started later would wait for the main loop to yield). Memory grows
   # as the settings need (the window's budget is kWindowMemoryBudget).
+  if(MASKSCOPE_WEB_THREADS)
+    target_link_options(${target} PRIVATE -sPTHREAD_POOL_SIZE=16 -sDEFAULT_PTHREAD_STACK_SIZE=4MB
+                                          # (Growth makes the JavaScript side's heap views slower; the simulation is all wasm.)
+                                          -Wno-pthreads-mem-growth)
+  else()
+    set_target_properties(${target} PROPERTIES OUTPUT_NAME maskscope1)  # beside the threaded page's files
+  endif()
   target_link_options(${target} PRIVATE
     -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2
-    -sPTHREAD_POOL_SIZE=16 -sDEFAULT_PTHREAD_STACK_SIZE=4MB
     -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=256MB -sMAXIMUM_MEMORY=2GB
-    # (Growth makes the JavaScript side's heap views slower; the simulation is all wasm.)
-    -Wno-pthreads-mem-growth
     -sEXPORTED_RUNTIME_METHODS=ccall,UTF8ToString,FS -sEXPORTED_FUNCTIONS=_main,_malloc,_free,_maskscope_web_state
     "--preload-file=${MASKSCOPE_WEB_FONT}@/fonts/DejaVuSans.ttf")
   # The static page beside the build's output.

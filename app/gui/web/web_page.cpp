@@ -4,6 +4,8 @@
 #include <emscripten.h>
 #include <emscripten/html5.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -14,6 +16,8 @@
 #include "core/kernel/lane_kernel.hpp"
 #include "core/model/version.hpp"
 #include "core/model/settings.hpp"
+#include "core/model/threading.hpp"
+#include "core/run/runner.hpp"
 #include "model/controller.hpp"
 #include "model/view_link.hpp"
 #include "web/png_from_svg.hpp"
@@ -72,6 +76,33 @@ std::string state_text = "{}";
 std::vector<std::string> shown_errors;
 const Snapshot* last_result_for = nullptr;
 std::string result_text;
+
+// The one-thread page's slice of computing per frame: at 60 frames a second the drawing keeps
+// the rest (a slice is whole blocks, so it ends at the first block boundary past this).
+constexpr auto kStepBudget = std::chrono::milliseconds(10);
+
+// The intervals between the last frames, for the state's frame_ms_p95 (how responsive the page is).
+std::vector<double> frame_ms;
+std::size_t frame_next = 0;
+std::chrono::steady_clock::time_point last_frame;
+
+void note_frame() {
+  const auto now = std::chrono::steady_clock::now();
+  if (last_frame.time_since_epoch().count() != 0) {
+    const double ms = std::chrono::duration<double, std::milli>(now - last_frame).count();
+    if (frame_ms.size() < 600) frame_ms.push_back(ms);
+    else frame_ms[frame_next++ % frame_ms.size()] = ms;
+  }
+  last_frame = now;
+}
+
+double frame_ms_p95() {
+  if (frame_ms.empty()) return 0;
+  std::vector<double> v = frame_ms;
+  const std::size_t k = std::min(v.size() - 1, std::size_t(0.95 * double(v.size())));
+  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(k), v.end());
+  return v[k];
+}
 
 bool page_wants_json() {
   for (const auto& [name, value] : parse_query(take_js_string(ms_location_search())))
@@ -157,6 +188,9 @@ void after_frame(Controller& controller, Views& views) {
                       {"samples_per_s", snap->samples_per_s},
                       {"elapsed_s", snap->elapsed_s},
                       {"threads", resolved_threads(controller.settings())},
+                      {"threads_available", kThreadsAvailable},
+                      {"frame_ms_p95", frame_ms_p95()},
+                      {"frames", frame_ms.size()},
                       {"errors", shown_errors}};
   if (want_json && snap->finished && snap.get() != last_result_for) {
     // The command-line tool's `run` JSON (cmd_run.cpp) for the same settings.
@@ -174,7 +208,15 @@ void after_frame(Controller& controller, Views& views) {
 
 void run_main_loop(std::function<void()> frame) {
   static std::function<void()> f = std::move(frame);
-  emscripten_set_main_loop([] { f(); }, 0, true);
+  emscripten_set_main_loop(
+      [] {
+        note_frame();
+        // The one-thread page (no SharedArrayBuffer): the runs compute a slice of each frame, then the
+        // frame draws what they published.
+        if (!kThreadsAvailable) step_runs(kStepBudget);
+        f();
+      },
+      0, true);
   std::abort();  // not reached: the loop above unwinds main
 }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/model/settings_text.hpp"
+#include "core/model/threading.hpp"
 #include "model/format.hpp"
 #include "window/live/live.hpp"
 
@@ -283,7 +284,7 @@ void monte_carlo_controls(Controller& controller, Settings& s) {
   std::uint64_t step = 1;
   ImGui::InputScalar("seed", ImGuiDataType_U64, &s.seed, &step);
   explain("Random seed. Same seed, same numbers, whatever the thread count.");
-  const int hw = std::max(1, int(std::thread::hardware_concurrency()));
+  const int hw = int(hardware_threads());
   int threads = s.threads == 0 ? hw : s.threads;
   if (ImGui::SliderInt("threads", &threads, 1, hw, "%d", ImGuiSliderFlags_AlwaysClamp)) s.threads = threads;
   explain("Worker threads (1 to the machine's cores). Changes speed only, never the numbers.");

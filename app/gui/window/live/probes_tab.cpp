@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "core/formats/tensor_analysis.hpp"
+#include "core/model/threading.hpp"
 #include "core/run/position_probes.hpp"
 #include "model/figure/analysis_charts.hpp"
 #include "window/live/live.hpp"
@@ -44,6 +45,11 @@ void ProbesTab::start(const Settings& s) {
   r.probe.seed = s.seed;
   if (const auto errors = validate_probe(s, r); !errors.empty()) {
     for (const auto& e : errors) message_ += e.setting + ": " + e.message + "\n";
+    running_ = false;
+    return;
+  }
+  if (!kThreadsAvailable) {  // the browser's one-thread page: the probes' fit would hold the page for seconds
+    message_ = kNeedsThreads;
     running_ = false;
     return;
   }
@@ -118,7 +124,7 @@ void ProbesTab::draw_tensors(const std::string& folder, int prompts) {
       std::string why;
       try {
         const TensorSet t = open_tensors(folder);
-        table = probe_tensors(t, r, std::max(1, int(std::thread::hardware_concurrency())), &cancel_);
+        table = probe_tensors(t, r, int(hardware_threads()), &cancel_);
       } catch (const std::exception& e) { why = e.what(); }
       std::lock_guard lock(mutex_);
       if (table) result_ = std::move(*table);
