@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "core/kernel/kernel_args.hpp"
+#include "core/kernel/random_weights_bartlett.hpp"
 #include "core/model/cost.hpp"
 #include "core/kernel/simd.hpp"
 
@@ -217,16 +218,18 @@ std::string kernel_name(const Settings& s, KernelChoice kernel) {
   if (s.random_weights() && RandomWeightsModel::eigen_available()) {
     // Eigen's products (random_weights_batched.hpp; the per-sample draws' factor times the normals).
     if (kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s)) return "batched x86-64-v3";
-    return "per-sample x86-64-v3 eigen";
+    // Per-sample weights at mean 0 without RoPE: the heads from Bartlett factors (random_weights_bartlett.hpp).
+    return rw::bartlett_exact(s) ? "per-sample x86-64-v3 eigen bartlett" : "per-sample x86-64-v3 eigen";
   }
+  const char* bartlett = s.random_weights() && rw::bartlett_exact(s) ? " bartlett" : "";
 #if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v3")) return "per-sample x86-64-v3";  // the kernel's target_clones
+  if (__builtin_cpu_supports("x86-64-v3")) return std::string("per-sample x86-64-v3") + bartlett;  // target_clones
 #endif
 #if defined(__wasm__)
-  return "per-sample wasm";  // no fused multiply-adds, as baseline x86-64 (docs/web.md)
+  return std::string("per-sample wasm") + bartlett;  // no fused multiply-adds, as baseline x86-64 (docs/web.md)
 #else
-  return "per-sample x86-64";
+  return std::string("per-sample x86-64") + bartlett;
 #endif
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/kernel/eigen_gemm.hpp"
+#include "core/kernel/random_weights_bartlett.hpp"
 #include "core/kernel/random_weights_batched.hpp"
 #include "core/kernel/random_weights_math.hpp"
 #include "core/kernel/random_weights_steps.hpp"
@@ -52,18 +53,17 @@ RandomWeightsModel::Work::Work(int n_, int d_, int heads_, int batch_)
     chol.resize(nn);
     gram.resize(nn);
     ld.resize(nn);
+    factor.resize(nn);
   }
 }
 
 namespace {
 
-// out (n x m) = Y W for a fresh W (k x m) with entries iid N(mu, s^2), drawn through its action on
-// the rows of Y only. The columns of Y W are independent N(mu (Y 1), s^2 Y Y^T), which is the law
-// of mu (Y 1) 1^T + s L Z with L L^T = Y Y^T and Z (n x m) iid N(0, 1): exact in distribution,
-// n m normals instead of k m, O(n^2 (k + m)) instead of O(n k m). L is the Cholesky factor of the
-// Gram matrix in double; a direction with no variance left (a repeated token's row) gets a zero column.
-[[gnu::always_inline]] inline void random_product(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
-                                                  const float* Y, int inner, int m, float mu, float s, float* out) {
+// w.chol (n x n, row-major, lower) = s L with L L^T = Y Y^T for the n rows of Y (`inner` columns): the
+// Cholesky factor of the Gram matrix in double; a direction with no variance left (a repeated token's
+// row) gets a zero column.
+[[gnu::always_inline]] inline const float* gram_factor(const RwArgs& k, RandomWeightsModel::Work& w, const float* Y,
+                                                       int inner, float s) {
   const int n = k.n;
   double* G = w.gram.data();
   double* L = w.ld.data();
@@ -96,6 +96,17 @@ namespace {
   float* chol = w.chol.data();
   for (int i = 0; i < n; ++i)
     for (int p = 0; p < n; ++p) chol[i * n + p] = p <= i ? static_cast<float>(s * L[i * n + p]) : 0.0f;
+  return chol;
+}
+
+// out (n x m) = Y W for a fresh W (k x m) with entries iid N(mu, s^2), drawn through its action on
+// the rows of Y only. The columns of Y W are independent N(mu (Y 1), s^2 Y Y^T), which is the law
+// of mu (Y 1) 1^T + s L Z with L L^T = Y Y^T and Z (n x m) iid N(0, 1): exact in distribution,
+// n m normals instead of k m, O(n^2 (k + m)) instead of O(n k m).
+[[gnu::always_inline]] inline void random_product(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
+                                                  const float* Y, int inner, int m, float mu, float s, float* out) {
+  const int n = k.n;
+  const float* chol = gram_factor(k, w, Y, inner, s);
   float* noise = w.noise.data();
   rng.normals(noise, std::size_t(n) * m);
   if (k.eigen) rw::eigen_gemm(chol, n, n, noise, m, out);
@@ -142,11 +153,42 @@ namespace {
   for (std::size_t e = 0; e < w.nd(); ++e) w.x[e] += P[e];
 }
 
+// The attention sublayer from Bartlett draws (random_weights_bartlett.hpp; per-sample weights at mean 0,
+// no RoPE, d_h >= n), given y = Norm(x): head h's q', k', v' are n x n (C = sigma L, L L^T = y y^T), the
+// heads run on them as on head width n (the scale stays 1 / sqrt(d_h)), and out = o' W_O with
+// o' = concat_h(A_h v'_h) (n x H n): its rows' Gram matrix has the law of concat_h(A_h v_h)'s, which is
+// all the law of o W_O depends on.
+[[gnu::always_inline]] inline void bartlett_attention(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
+                                                      kernel::LayerMetrics& lm) {
+  const int n = k.n, H = k.heads, wide = H * n;
+  const float* C = gram_factor(k, w, w.y.data(), k.d, k.init.std);
+  float* z = w.noise.data();
+  const std::size_t per_head = rw::bartlett_head_normals(n);
+  rng.normals(z, std::size_t(H) * per_head);
+  rw::bartlett_chis(rng, n, H, k.chi_laws, z,
+                    [](SampleStream& g, const ChiLaw& law, double first, double u) { return g.chi(law, first, u); });
+  const std::size_t stride = 3 * std::size_t(wide);  // rows of q' | k' | v', each H n wide
+  for (int h = 0; h < H; ++h) {
+    float* q = w.qkv.data() + std::size_t(h) * n;
+    rw::bartlett_head(C, z + std::size_t(h) * per_head, n, w.factor.data(), q, q + wide, q + 2 * wide, stride);
+  }
+  RwArgs heads = k;
+  heads.d = wide;
+  heads.dh = n;
+  rw::attend(heads, w.qkv.data(), w.heads_scratch(), w.s.data(), w.a.data(), w.o.data(), lm);
+  random_product(k, w, rng, w.o.data(), wide, k.d, 0.0f, k.init.residual_std, w.att.data());
+  for (std::size_t e = 0; e < w.nd(); ++e) w.hres[e] = k.gamma * w.x[e] + w.att[e];
+}
+
 // h = gamma x + Attn(Norm(x)): per head S = mask(q k^T / sqrt(d_h)), A = softmax(S), out = concat(A v) W_O.
 [[gnu::always_inline]] inline void attention(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
                                              const Network::Block* block, kernel::LayerMetrics& lm) {
   const int d = k.d;
   rw::normalize_rows(k, w.x.data(), w.y.data(), std::size_t(k.n));
+  if (k.chi_laws) {
+    bartlett_attention(k, w, rng, lm);
+    return;
+  }
   product(k, w, rng, w.y.data(), d, block ? &block->wqkv : nullptr, 3 * d, k.init.mean, k.init.std, w.qkv.data());
   rw::attend(k, w.qkv.data(), w.heads_scratch(), w.s.data(), w.a.data(), w.o.data(), lm);
   product(k, w, rng, w.o.data(), d, block ? &block->wo : nullptr, d, k.init.residual_mean, k.init.residual_std,
@@ -202,6 +244,25 @@ bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
 
 }  // namespace
 
+BartlettHeadRows bartlett_head_rows(const std::vector<float>& Y, int n, int inner, int dh, float sigma,
+                                    std::uint64_t seed, std::uint64_t sample) {
+  RandomWeightsModel::Work w(n, inner, 1, 1);
+  RwArgs k{};
+  k.n = n;
+  const float* C = gram_factor(k, w, Y.data(), inner, sigma);
+  const std::vector<ChiLaw> laws = rw::bartlett_chi_laws(n, dh);
+  SampleStream rng(seed, sample);
+  std::vector<float> z(rw::bartlett_head_normals(n)), qkv(3 * std::size_t(n) * n), factor(std::size_t(n) * n);
+  rng.normals(z.data(), z.size());
+  rw::bartlett_chis(rng, n, 1, laws.data(), z.data(),
+                    [](SampleStream& g, const ChiLaw& law, double first, double u) { return g.chi(law, first, u); });
+  const std::size_t nn = std::size_t(n) * n;
+  rw::bartlett_head(C, z.data(), n, factor.data(), qkv.data(), qkv.data() + nn, qkv.data() + 2 * nn, std::size_t(n));
+  return {{qkv.begin(), qkv.begin() + std::ptrdiff_t(nn)},
+          {qkv.begin() + std::ptrdiff_t(nn), qkv.begin() + std::ptrdiff_t(2 * nn)},
+          {qkv.begin() + std::ptrdiff_t(2 * nn), qkv.end()}};
+}
+
 bool RandomWeightsModel::eigen_available() { return rw::eigen_gemm_available(); }
 
 bool RandomWeightsModel::batched(const Settings& s) {
@@ -217,6 +278,7 @@ RandomWeightsModel::RandomWeightsModel(const Settings& s, const KeyRanges& keys,
       work_(std::make_unique<Work>(s.n, s.d, s.heads, batched_ ? fixed_batch_samples(s) : 1)) {
   if (s.weights == WeightsMode::fixed) network_ = fixed_network(s);
   if (s.rope()) rope_ = rope_tables(s.n, s.head_width(), s.rope_base, s.rope_scramble);
+  if (rw::bartlett_exact(s)) bartlett_chi_ = rw::bartlett_chi_laws(s.n, s.head_width());
 }
 
 RandomWeightsModel::~RandomWeightsModel() = default;
@@ -248,6 +310,7 @@ bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, Blo
   k.layout = &layout_;
   k.net = network_.get();
   k.eigen = rw::eigen_gemm_available();
+  k.chi_laws = bartlett_chi_.empty() ? nullptr : bartlett_chi_.data();
   if (batched_) return rw::run_batched(k, *work_, first_sample, count, sums, trace, cancel, trace_every);
   return run_samples(k, *work_, first_sample, count, sums, trace, cancel, trace_every);
 }

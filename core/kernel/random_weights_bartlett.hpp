@@ -1,0 +1,89 @@
+// Bartlett attention for per-sample weights (docs/numerics.md, "Bartlett attention"): at mean 0
+// without RoPE and with d_h >= n, a head's q' k'^T and the Gram matrix of its values have the law of the
+// direct draws', from n x n factors (2 n^2 + n draws a head instead of 3 n d_h). Always inlined into the
+// kernel's clones (random_weights.cpp). Internal to core/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/kernel/random_weights_init.hpp"
+#include "core/model/settings.hpp"
+#include "core/random/random_stream.hpp"
+
+namespace maskscope::rw {
+
+// Whether a run's attention sublayers take the Bartlett draws: per-sample weights, W_QKV and W_O of
+// mean 0 (a mean adds mu (Y 1) 1^T, which needs Y itself), no RoPE (it turns each q_i and k_j by its
+// own position) and d_h >= n (the keys' QR factor is n x n).
+inline bool bartlett_exact(const Settings& s) {
+  return s.random_weights() && s.weights == WeightsMode::per_sample && s.init_mean == 0.0 && !s.rope() &&
+         s.head_width() >= s.n;
+}
+
+// The Bartlett factor's diagonal laws for W_n(d_h, I): chi_{d_h - i}, i = 0 .. n - 1.
+inline std::vector<ChiLaw> bartlett_chi_laws(int n, int dh) {
+  std::vector<ChiLaw> laws;
+  for (int i = 0; i < n; ++i) laws.emplace_back(double(dh - i));
+  return laws;
+}
+
+// Normals a head takes: G (n x n), the keys' and the values' factors below their diagonals
+// (n (n - 1) / 2 each), then the first normal of each of their 2 n chi draws.
+inline std::size_t bartlett_head_normals(int n) { return 2 * std::size_t(n) * n + std::size_t(n); }
+
+// The H heads' draws (H bartlett_head_normals(n) normals at z, in head order), their chi entries drawn
+// in place: head h's 2 n chi first attempts become chi_{d_h - i} (keys' factor, then the values'),
+// each with a uniform from the words stream (32 bits, two a word, as draw_chis).
+template <class Chi>
+[[gnu::always_inline]] inline void bartlett_chis(SampleStream& rng, int n, int heads, const ChiLaw* laws, float* z,
+                                                 Chi&& chi) {
+  const std::size_t per_head = bartlett_head_normals(n), chis_at = per_head - 2 * std::size_t(n);
+  for (int h = 0; h < heads; ++h) {
+    float* cz = z + std::size_t(h) * per_head + chis_at;
+    std::uint64_t u_word = 0;
+    for (int r = 0; r < 2 * n; ++r) {
+      if (r % 2 == 0) u_word = rng.next();
+      const std::uint32_t u32 = static_cast<std::uint32_t>(r % 2 == 0 ? u_word : u_word >> 32);
+      const double u = (double(u32) + 0.5) * 0x1.0p-32;
+      cz[r] = static_cast<float>(chi(rng, laws[r % n], double(cz[r]), u));
+    }
+  }
+}
+
+// out (n x n, row stride `stride`) = C F for C lower triangular (n x n) and F (n x n, row-major).
+// Row i sums C_ip F_p for p <= i, each row of F a vector (contiguous in c).
+[[gnu::always_inline]] inline void lower_times(const float* C, const float* F, int n, float* out, std::size_t stride) {
+  for (int i = 0; i < n; ++i) {
+    float* o = out + std::size_t(i) * stride;
+    for (int c = 0; c < n; ++c) o[c] = 0.0f;
+    for (int p = 0; p <= i; ++p) {
+      const float cip = C[std::size_t(i) * n + p];
+      const float* f = F + std::size_t(p) * n;
+      for (int c = 0; c < n; ++c) o[c] += cip * f[c];
+    }
+  }
+}
+
+// One head's rows from its draws z (bartlett_head_normals(n), chis drawn) and C = sigma L (lower,
+// L L^T = Y Y^T): q' = C G, k' = C B_k, v' = C B_v (n x n each; B lower with N(0, 1) below the diagonal,
+// chi_{d_h - i} on it), written at q, k, v with row stride `stride`. Then q' k'^T has the law of
+// q k^T = sigma^2 L Z_q Z_k^T L^T, and v' v'^T the law of v v^T = sigma^2 L Z_v Z_v^T L^T, jointly
+// (docs/numerics.md). `factor` is n x n scratch.
+[[gnu::always_inline]] inline void bartlett_head(const float* C, const float* z, int n, float* factor, float* q,
+                                                 float* k, float* v, std::size_t stride) {
+  const std::size_t nn = std::size_t(n) * n, below = nn / 2 - std::size_t(n) / 2;  // n (n - 1) / 2
+  lower_times(C, z, n, q, stride);
+  const float* chis = z + nn + 2 * below;
+  for (int which = 0; which < 2; ++which) {
+    const float* off = z + nn + std::size_t(which) * below;
+    std::size_t at = 0;
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < n; ++c)
+        factor[std::size_t(i) * n + c] = c < i ? off[at++] : (c == i ? chis[std::size_t(which) * n + i] : 0.0f);
+    lower_times(C, factor, n, which == 0 ? k : v, stride);
+  }
+}
+
+}  // namespace maskscope::rw
