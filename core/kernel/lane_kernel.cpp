@@ -215,13 +215,13 @@ std::string kernel_name(const Settings& s, KernelChoice kernel) {
   // of 16 pairs, so its parts must not be merged with these).
   if (runs_in_lanes(s, input_basis(s), kernel)) return "lanes-8";
   // A fixed random-weight network on AVX2: Eigen's products on batches of samples (random_weights_batched.hpp).
-  if (s.random_weights() && RandomWeightsModel::eigen_available()) {
-    // Eigen's products (random_weights_batched.hpp; the per-sample draws' factor times the normals).
-    if (kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s)) return "batched x86-64-v3";
-    // Per-sample weights at mean 0 without RoPE: the heads from Bartlett factors (random_weights_bartlett.hpp).
-    return rw::bartlett_exact(s) ? "per-sample x86-64-v3 eigen bartlett" : "per-sample x86-64-v3 eigen";
-  }
-  const char* bartlett = s.random_weights() && rw::bartlett_exact(s) ? " bartlett" : "";
+  if (s.random_weights() && kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s))
+    return "batched x86-64-v3";
+  // Per-sample weights: the draws' triangular factors times their normals (random_weights_math.hpp), and at
+  // mean 0 without RoPE the heads from Bartlett factors (random_weights_bartlett.hpp).
+  const char* bartlett = "";
+  if (s.random_weights() && s.weights == WeightsMode::per_sample)
+    bartlett = rw::bartlett_exact(s) ? " triangular bartlett" : " triangular";
 #if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("x86-64-v3")) return std::string("per-sample x86-64-v3") + bartlett;  // target_clones

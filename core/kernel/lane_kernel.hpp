@@ -36,8 +36,9 @@ bool runs_in_lanes(const Settings& s, const InputBasis& basis, KernelChoice kern
 // The kernel a run with these settings uses on this processor, as recorded with partial sums
 // (.msum) and results: "lanes-8" (every level and batch width gives the same bits), "per-sample
 // x86-64-v3" (AVX2 and FMA) or "per-sample x86-64" (no FMA); random weights: "batched x86-64-v3" (a fixed
-// network on AVX2) or "per-sample x86-64-v3 eigen", with " bartlett" where per-sample weights take Bartlett
-// attention (random_weights_bartlett.hpp). Runs agree bit for bit only within one kernel name.
+// network on AVX2), and per-sample weights the per-sample names with " triangular" (their draws' products)
+// or " triangular bartlett" (Bartlett attention, random_weights_bartlett.hpp). Runs agree bit for bit
+// only within one kernel name.
 std::string kernel_name(const Settings& s, KernelChoice kernel = KernelChoice::automatic);
 
 class LaneKernel {

@@ -53,22 +53,17 @@ RandomWeightsModel::Work::Work(int n_, int d_, int heads_, int batch_)
     chol.resize(nn);
     gram.resize(nn);
     ld.resize(nn);
-    factor.resize(nn);
+    factor.resize(std::size_t(n) * d);
   }
 }
 
 namespace {
 
-// w.chol (n x n, row-major, lower) = s L with L L^T = Y Y^T for the n rows of Y (`inner` columns): the
-// Cholesky factor of the Gram matrix in double; a direction with no variance left (a repeated token's
-// row) gets a zero column.
-[[gnu::always_inline]] inline const float* gram_factor(const RwArgs& k, RandomWeightsModel::Work& w, const float* Y,
-                                                       int inner, float s) {
-  const int n = k.n;
-  double* G = w.gram.data();
-  double* L = w.ld.data();
-  // Every entry by the same four-way dot product (dot4; the last block of a row repeats row i), so two
-  // equal rows of Y (a repeated token) give equal entries and the factor a zero column exactly.
+// G (n x n, lower triangle) = Y Y^T for the n rows of Y (`inner` columns). Every entry by the same four-way
+// dot product (dot4; the last block of a row repeats row i), so two equal rows of Y (a repeated token) give
+// equal entries and the factor a zero column exactly. A function of its own (in both clones): inlined
+// into run_samples, its loop reloaded its row pointers from the stack at every step (7% of the time).
+MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void gram_rows(const float* Y, int n, int inner, double* G) {
   for (int i = 0; i < n; ++i) {
     const float* yi = Y + std::size_t(i) * inner;
     auto row = [&](int j) { return Y + std::size_t(std::min(j, i)) * inner; };
@@ -78,6 +73,21 @@ namespace {
       for (int t = 0; t < 4 && j + t <= i; ++t) G[i * n + j + t] = g4[t];
     }
   }
+}
+
+// GELU in place (gelu_inplace), as a function of its own for the same reason: its constants stayed in
+// registers instead of on the stack.
+MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void gelu_rows(float* u, std::size_t count) { gelu_inplace(u, count); }
+
+// w.chol (n x n, row-major, lower) = s L with L L^T = Y Y^T for the n rows of Y (`inner` columns): the
+// Cholesky factor of the Gram matrix in double; a direction with no variance left (a repeated token's
+// row) gets a zero column.
+[[gnu::always_inline]] inline const float* gram_factor(const RwArgs& k, RandomWeightsModel::Work& w, const float* Y,
+                                                       int inner, float s) {
+  const int n = k.n;
+  double* G = w.gram.data();
+  double* L = w.ld.data();
+  gram_rows(Y, n, inner, G);
   for (int j = 0; j < n; ++j) {
     double djj = G[j * n + j];
     for (int p = 0; p < j; ++p) djj -= L[j * n + p] * L[j * n + p];
@@ -109,8 +119,7 @@ namespace {
   const float* chol = gram_factor(k, w, Y, inner, s);
   float* noise = w.noise.data();
   rng.normals(noise, std::size_t(n) * m);
-  if (k.eigen) rw::eigen_gemm(chol, n, n, noise, m, out);
-  else gemm(chol, n, n, noise, m, out);
+  rw::lower_gemm(chol, n, noise, std::size_t(m), m, out, std::size_t(m));
   if (mu != 0.0f)
     for (int i = 0; i < n; ++i) {
       const float shift = mu * kernel::sum_of(Y + std::size_t(i) * inner, inner);
@@ -160,7 +169,7 @@ namespace {
 // all the law of o W_O depends on.
 [[gnu::always_inline]] inline void bartlett_attention(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
                                                       kernel::LayerMetrics& lm) {
-  const int n = k.n, H = k.heads, wide = H * n;
+  const int n = k.n, H = k.heads, width = rw::bartlett_width(n, k.dh), wide = H * width;
   const float* C = gram_factor(k, w, w.y.data(), k.d, k.init.std);
   float* z = w.noise.data();
   const std::size_t per_head = rw::bartlett_head_normals(n);
@@ -169,12 +178,12 @@ namespace {
                     [](SampleStream& g, const ChiLaw& law, double first, double u) { return g.chi(law, first, u); });
   const std::size_t stride = 3 * std::size_t(wide);  // rows of q' | k' | v', each H n wide
   for (int h = 0; h < H; ++h) {
-    float* q = w.qkv.data() + std::size_t(h) * n;
-    rw::bartlett_head(C, z + std::size_t(h) * per_head, n, w.factor.data(), q, q + wide, q + 2 * wide, stride);
+    float* q = w.qkv.data() + std::size_t(h) * width;
+    rw::bartlett_head(C, z + std::size_t(h) * per_head, n, width, w.factor.data(), q, q + wide, q + 2 * wide, stride);
   }
   RwArgs heads = k;
   heads.d = wide;
-  heads.dh = n;
+  heads.dh = width;
   rw::attend(heads, w.qkv.data(), w.heads_scratch(), w.s.data(), w.a.data(), w.o.data(), lm);
   random_product(k, w, rng, w.o.data(), wide, k.d, 0.0f, k.init.residual_std, w.att.data());
   for (std::size_t e = 0; e < w.nd(); ++e) w.hres[e] = k.gamma * w.x[e] + w.att[e];
@@ -206,7 +215,7 @@ namespace {
   }
   rw::normalize_rows(k, w.hres.data(), w.z.data(), std::size_t(k.n));
   product(k, w, rng, w.z.data(), d, block ? &block->w1 : nullptr, 4 * d, k.init.mean, k.init.std, w.u.data());
-  gelu_inplace(w.u.data(), 4 * w.nd());
+  gelu_rows(w.u.data(), 4 * w.nd());
   product(k, w, rng, w.u.data(), 4 * d, block ? &block->w2 : nullptr, d, k.init.residual_mean, k.init.residual_std,
           w.att.data());
   for (std::size_t e = 0; e < w.nd(); ++e) w.xn[e] = w.hres[e] + w.att[e];
@@ -257,13 +266,11 @@ BartlettHeadRows bartlett_head_rows(const std::vector<float>& Y, int n, int inne
   rw::bartlett_chis(rng, n, 1, laws.data(), z.data(),
                     [](SampleStream& g, const ChiLaw& law, double first, double u) { return g.chi(law, first, u); });
   const std::size_t nn = std::size_t(n) * n;
-  rw::bartlett_head(C, z.data(), n, factor.data(), qkv.data(), qkv.data() + nn, qkv.data() + 2 * nn, std::size_t(n));
+  rw::bartlett_head(C, z.data(), n, n, factor.data(), qkv.data(), qkv.data() + nn, qkv.data() + 2 * nn, std::size_t(n));
   return {{qkv.begin(), qkv.begin() + std::ptrdiff_t(nn)},
           {qkv.begin() + std::ptrdiff_t(nn), qkv.begin() + std::ptrdiff_t(2 * nn)},
           {qkv.begin() + std::ptrdiff_t(2 * nn), qkv.end()}};
 }
-
-bool RandomWeightsModel::eigen_available() { return rw::eigen_gemm_available(); }
 
 bool RandomWeightsModel::batched(const Settings& s) {
   return s.weights == WeightsMode::fixed && rw::eigen_gemm_available();
@@ -309,7 +316,6 @@ bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, Blo
   k.slope_coef = keys_.slope_coef.data();
   k.layout = &layout_;
   k.net = network_.get();
-  k.eigen = rw::eigen_gemm_available();
   k.chi_laws = bartlett_chi_.empty() ? nullptr : bartlett_chi_.data();
   if (batched_) return rw::run_batched(k, *work_, first_sample, count, sums, trace, cancel, trace_every);
   return run_samples(k, *work_, first_sample, count, sums, trace, cancel, trace_every);

@@ -69,8 +69,6 @@ class RandomWeightsModel {
   // fixed weights on a processor with AVX2 and FMA. Its results differ from the per-sample path's in the
   // last bits; kernel_name says which ran.
   static bool batched(const Settings& s);
-  // True when the processor has AVX2 and FMA: then the per-sample path's products go through Eigen too.
-  static bool eigen_available();
 
   struct Work;
 

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "core/kernel/random_weights_init.hpp"
+#include "core/kernel/random_weights_math.hpp"
 #include "core/model/settings.hpp"
 #include "core/random/random_stream.hpp"
 
@@ -52,37 +54,30 @@ template <class Chi>
   }
 }
 
-// out (n x n, row stride `stride`) = C F for C lower triangular (n x n) and F (n x n, row-major).
-// Row i sums C_ip F_p for p <= i, each row of F a vector (contiguous in c).
-[[gnu::always_inline]] inline void lower_times(const float* C, const float* F, int n, float* out, std::size_t stride) {
-  for (int i = 0; i < n; ++i) {
-    float* o = out + std::size_t(i) * stride;
-    for (int c = 0; c < n; ++c) o[c] = 0.0f;
-    for (int p = 0; p <= i; ++p) {
-      const float cip = C[std::size_t(i) * n + p];
-      const float* f = F + std::size_t(p) * n;
-      for (int c = 0; c < n; ++c) o[c] += cip * f[c];
-    }
-  }
-}
+// The heads' width on Bartlett rows: n rounded up to whole 8-lane vectors (the columns beyond n are zeros,
+// which change no dot product), at most d_h (the buffers hold d_h columns a head).
+inline int bartlett_width(int n, int dh) { return std::min((n + 7) / 8 * 8, dh); }
 
 // One head's rows from its draws z (bartlett_head_normals(n), chis drawn) and C = sigma L (lower,
 // L L^T = Y Y^T): q' = C G, k' = C B_k, v' = C B_v (n x n each; B lower with N(0, 1) below the diagonal,
-// chi_{d_h - i} on it), written at q, k, v with row stride `stride`. Then q' k'^T has the law of
-// q k^T = sigma^2 L Z_q Z_k^T L^T, and v' v'^T the law of v v^T = sigma^2 L Z_v Z_v^T L^T, jointly
-// (docs/numerics.md). `factor` is n x n scratch.
-[[gnu::always_inline]] inline void bartlett_head(const float* C, const float* z, int n, float* factor, float* q,
-                                                 float* k, float* v, std::size_t stride) {
+// chi_{d_h - i} on it), written at q, k, v as rows of `width` >= n (zeros beyond n) with row stride `stride`.
+// Then q' k'^T has the law of q k^T = sigma^2 L Z_q Z_k^T L^T, and v' v'^T the law of
+// v v^T = sigma^2 L Z_v Z_v^T L^T, jointly (docs/numerics.md). `factor` is n x width scratch.
+[[gnu::always_inline]] inline void bartlett_head(const float* C, const float* z, int n, int width, float* factor,
+                                                 float* q, float* k, float* v, std::size_t stride) {
   const std::size_t nn = std::size_t(n) * n, below = nn / 2 - std::size_t(n) / 2;  // n (n - 1) / 2
-  lower_times(C, z, n, q, stride);
   const float* chis = z + nn + 2 * below;
-  for (int which = 0; which < 2; ++which) {
-    const float* off = z + nn + std::size_t(which) * below;
+  for (int which = 0; which < 3; ++which) {  // G, then the keys' and the values' factors
+    const float* off = z + nn + std::size_t(which - 1) * below;
     std::size_t at = 0;
     for (int i = 0; i < n; ++i)
-      for (int c = 0; c < n; ++c)
-        factor[std::size_t(i) * n + c] = c < i ? off[at++] : (c == i ? chis[std::size_t(which) * n + i] : 0.0f);
-    lower_times(C, factor, n, which == 0 ? k : v, stride);
+      for (int c = 0; c < width; ++c) {
+        float& f = factor[std::size_t(i) * width + c];
+        if (c >= n) f = 0.0f;
+        else if (which == 0) f = z[std::size_t(i) * n + c];
+        else f = c < i ? off[at++] : (c == i ? chis[std::size_t(which - 1) * n + i] : 0.0f);
+      }
+    lower_gemm(C, n, factor, std::size_t(width), width, which == 0 ? q : which == 1 ? k : v, stride);
   }
 }
 

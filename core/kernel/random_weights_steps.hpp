@@ -26,7 +26,6 @@ struct RwArgs {
   bool rope, mlp, fixed;
   bool attention_output;   // the metrics of the attention sublayer's output (HiddenState::attention)
   bool positions;          // a learned absolute position table (Settings::pos_embedding)
-  bool eigen;              // eigen_gemm for the per-sample draws' products (the processor has AVX2 and FMA)
   const ChiLaw* chi_laws;  // Bartlett attention's chi_{d_h - i} (random_weights_bartlett.hpp), or nullptr
   std::int64_t vocab;
   InitStd init;
