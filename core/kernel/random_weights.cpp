@@ -59,18 +59,51 @@ RandomWeightsModel::Work::Work(int n_, int d_, int heads_, int batch_)
 
 namespace {
 
-// G (n x n, lower triangle) = Y Y^T for the n rows of Y (`inner` columns). Every entry by the same four-way
-// dot product (dot4; the last block of a row repeats row i), so two equal rows of Y (a repeated token) give
-// equal entries and the factor a zero column exactly. A function of its own (in both clones): inlined
-// into run_samples, its loop reloaded its row pointers from the stack at every step (7% of the time).
+// The 8 lanes of one Gram entry's partial sums, added in a fixed tree.
+[[gnu::always_inline]] inline float lane_sum(simd::f8 v) {
+  return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
+
+// Entries (i0 + r, j0 + c), j0 + c <= i0 + r, of G = Y Y^T: RI x RJ entries in registers at once, so each
+// 8-lane step loads RI + RJ vectors for RI RJ products (four-way dot products loaded 5 for 4). Every entry
+// is summed the same way (its own 8 lanes over the columns, lane_sum, then the columns beyond the last whole
+// vector), so two equal rows of Y (a repeated token) give equal entries and the factor a zero column exactly.
+template <int RI, int RJ>
+[[gnu::always_inline]] inline void gram_block(const float* Y, int inner, int i0, int j0, int n, double* G) {
+  simd::f8 acc[RI][RJ];
+  for (int r = 0; r < RI; ++r)
+    for (int c = 0; c < RJ; ++c) acc[r][c] = simd::f8{};
+  const int body = inner / 8 * 8;
+  for (int k = 0; k < body; k += 8) {
+    simd::f8 a[RI], b[RJ];
+    for (int r = 0; r < RI; ++r) a[r] = simd::load(Y + std::size_t(i0 + r) * inner + k);
+    for (int c = 0; c < RJ; ++c) b[c] = simd::load(Y + std::size_t(j0 + c) * inner + k);
+    for (int r = 0; r < RI; ++r)
+      for (int c = 0; c < RJ; ++c) acc[r][c] += a[r] * b[c];
+  }
+  for (int r = 0; r < RI; ++r)
+    for (int c = 0; c < RJ && j0 + c <= i0 + r; ++c) {
+      const float* yi = Y + std::size_t(i0 + r) * inner;
+      const float* yj = Y + std::size_t(j0 + c) * inner;
+      float sum = lane_sum(acc[r][c]);
+      for (int k = body; k < inner; ++k) sum += yi[k] * yj[k];
+      G[std::size_t(i0 + r) * n + j0 + c] = sum;
+    }
+}
+
+// G (n x n, lower triangle) = Y Y^T for the n rows of Y (`inner` columns), in blocks of 3 x 3 entries (15
+// of AVX2's 16 vector registers). A function of its own (in both clones): inlined into run_samples, the
+// four-way dot products it replaces reloaded their row pointers from the stack at every step.
 MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void gram_rows(const float* Y, int n, int inner, double* G) {
-  for (int i = 0; i < n; ++i) {
-    const float* yi = Y + std::size_t(i) * inner;
-    auto row = [&](int j) { return Y + std::size_t(std::min(j, i)) * inner; };
-    for (int j = 0; j <= i; j += 4) {
-      float g4[4];
-      simd::dot4(yi, row(j), row(j + 1), row(j + 2), row(j + 3), inner, g4);
-      for (int t = 0; t < 4 && j + t <= i; ++t) G[i * n + j + t] = g4[t];
+  for (int i0 = 0; i0 < n; i0 += 3) {
+    const int ri = std::min(3, n - i0);
+    for (int j0 = 0; j0 <= i0; j0 += 3) {
+      const int rj = std::min(3, n - j0);  // 3 below the diagonal block, ri on it
+      if (ri == 3 && rj == 3) gram_block<3, 3>(Y, inner, i0, j0, n, G);
+      else if (ri == 2 && rj == 3) gram_block<2, 3>(Y, inner, i0, j0, n, G);
+      else if (ri == 1 && rj == 3) gram_block<1, 3>(Y, inner, i0, j0, n, G);
+      else if (ri == 2) gram_block<2, 2>(Y, inner, i0, j0, n, G);
+      else gram_block<1, 1>(Y, inner, i0, j0, n, G);
     }
   }
 }

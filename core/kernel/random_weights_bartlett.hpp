@@ -69,14 +69,18 @@ inline int bartlett_width(int n, int dh) { return std::min((n + 7) / 8 * 8, dh);
   const float* chis = z + nn + 2 * below;
   for (int which = 0; which < 3; ++which) {  // G, then the keys' and the values' factors
     const float* off = z + nn + std::size_t(which - 1) * below;
+    std::fill(factor, factor + std::size_t(n) * width, 0.0f);
     std::size_t at = 0;
-    for (int i = 0; i < n; ++i)
-      for (int c = 0; c < width; ++c) {
-        float& f = factor[std::size_t(i) * width + c];
-        if (c >= n) f = 0.0f;
-        else if (which == 0) f = z[std::size_t(i) * n + c];
-        else f = c < i ? off[at++] : (c == i ? chis[std::size_t(which - 1) * n + i] : 0.0f);
+    for (int i = 0; i < n; ++i) {
+      float* f = factor + std::size_t(i) * width;
+      if (which == 0) {
+        std::copy(z + std::size_t(i) * n, z + std::size_t(i + 1) * n, f);
+        continue;
       }
+      std::copy(off + at, off + at + std::size_t(i), f);  // N(0, 1) below the diagonal
+      at += std::size_t(i);
+      f[i] = chis[std::size_t(which - 1) * n + i];
+    }
     lower_gemm(C, n, factor, std::size_t(width), width, which == 0 ? q : which == 1 ? k : v, stride);
   }
 }
