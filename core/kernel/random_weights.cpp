@@ -196,10 +196,10 @@ MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void gelu_rows(float* u, std::size_t c
 }
 
 // The attention sublayer from Bartlett draws (random_weights_bartlett.hpp; per-sample weights at mean 0,
-// no RoPE, d_h >= n), given y = Norm(x): head h's q', k', v' are n x n (C = sigma L, L L^T = y y^T), the
-// heads run on them as on head width n (the scale stays 1 / sqrt(d_h)), and out = o' W_O with
-// o' = concat_h(A_h v'_h) (n x H n): its rows' Gram matrix has the law of concat_h(A_h v_h)'s, which is
-// all the law of o W_O depends on.
+// no RoPE, d_h >= n), given y = Norm(x): head h's q', k', v' are n x n (C = sigma L, L L^T = y y^T) with zero
+// columns up to `width` (bartlett_width), the heads run on them as on head width `width` (the scale stays
+// 1 / sqrt(d_h)), and out = o' W_O with o' = concat_h(A_h v'_h) (n x H width): its rows' Gram matrix has the
+// law of concat_h(A_h v_h)'s, which is all the law of o W_O depends on.
 [[gnu::always_inline]] inline void bartlett_attention(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
                                                       kernel::LayerMetrics& lm) {
   const int n = k.n, H = k.heads, width = rw::bartlett_width(n, k.dh), wide = H * width;
@@ -209,7 +209,7 @@ MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void gelu_rows(float* u, std::size_t c
   rng.normals(z, std::size_t(H) * per_head);
   rw::bartlett_chis(rng, n, H, k.chi_laws, z,
                     [](SampleStream& g, const ChiLaw& law, double first, double u) { return g.chi(law, first, u); });
-  const std::size_t stride = 3 * std::size_t(wide);  // rows of q' | k' | v', each H n wide
+  const std::size_t stride = 3 * std::size_t(wide);  // rows of q' | k' | v', each H width wide
   for (int h = 0; h < H; ++h) {
     float* q = w.qkv.data() + std::size_t(h) * width;
     rw::bartlett_head(C, z + std::size_t(h) * per_head, n, width, w.factor.data(), q, q + wide, q + 2 * wide, stride);
