@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "core/kernel/kernel_args.hpp"
+#include "core/kernel/random_weights_bartlett.hpp"
 #include "core/model/cost.hpp"
 #include "core/kernel/simd.hpp"
 
@@ -231,19 +232,21 @@ std::string kernel_name(const Settings& s, KernelChoice kernel) {
   // multiply-adds rounded twice (lane_vectors.inc), other bits.
   if (runs_in_lanes(s, input_basis(s), kernel)) return lane_isa() == kPortableLevel ? "lanes-8 unfused" : "lanes-8";
   // A fixed random-weight network on AVX2: Eigen's products on batches of samples (random_weights_batched.hpp).
-  if (s.random_weights() && RandomWeightsModel::eigen_available()) {
-    // Eigen's products (random_weights_batched.hpp; the per-sample draws' factor times the normals).
-    if (kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s)) return "batched x86-64-v3";
-    return "per-sample x86-64-v3 eigen";
-  }
+  if (s.random_weights() && kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s))
+    return "batched x86-64-v3";
+  // Per-sample weights: the draws' triangular factors times their normals (random_weights_math.hpp), and at
+  // mean 0 without RoPE the heads from Bartlett factors (random_weights_bartlett.hpp).
+  const char* bartlett = "";
+  if (s.random_weights() && s.weights == WeightsMode::per_sample)
+    bartlett = rw::bartlett_exact(s) ? " triangular bartlett" : " triangular";
 #if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v3")) return "per-sample x86-64-v3";  // the kernel's target_clones
+  if (__builtin_cpu_supports("x86-64-v3")) return std::string("per-sample x86-64-v3") + bartlett;  // target_clones
 #endif
 #if defined(__wasm__)
-  return "per-sample wasm";  // no fused multiply-adds, as baseline x86-64 (docs/web.md)
+  return std::string("per-sample wasm") + bartlett;  // no fused multiply-adds, as baseline x86-64 (docs/web.md)
 #else
-  return "per-sample x86-64";
+  return std::string("per-sample x86-64") + bartlett;
 #endif
 }
 

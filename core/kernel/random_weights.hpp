@@ -40,6 +40,15 @@ std::shared_ptr<const Network> fixed_network(const Settings& s);
 // erf from Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7). For tests.
 float gelu(float x);
 
+// One head's Bartlett rows (random_weights_bartlett.hpp) for the n rows Y (row-major, `inner` columns)
+// and W_QKV's standard deviation sigma: q', k', v' (n x n each, row-major) from `sample`'s stream, as the
+// per-sample kernel draws them (head width dh >= n). For tests of their law.
+struct BartlettHeadRows {
+  std::vector<float> q, k, v;
+};
+BartlettHeadRows bartlett_head_rows(const std::vector<float>& Y, int n, int inner, int dh, float sigma,
+                                    std::uint64_t seed, std::uint64_t sample);
+
 class RandomWeightsModel {
  public:
   // `allow_batched` false keeps a fixed network on the per-sample path (tests compare the two).
@@ -60,8 +69,6 @@ class RandomWeightsModel {
   // fixed weights on a processor with AVX2 and FMA. Its results differ from the per-sample path's in the
   // last bits; kernel_name says which ran.
   static bool batched(const Settings& s);
-  // True when the processor has AVX2 and FMA: then the per-sample path's products go through Eigen too.
-  static bool eigen_available();
 
   struct Work;
 
@@ -70,8 +77,9 @@ class RandomWeightsModel {
   const KeyRanges& keys_;
   const AccumLayout& layout_;
   std::shared_ptr<const Network> network_;
-  bool batched_ = false;  // run_batched (random_weights_batched.hpp) rather than the per-sample path
-  RopeTables rope_;       // over the head width d_h
+  bool batched_ = false;              // run_batched (random_weights_batched.hpp) rather than the per-sample path
+  RopeTables rope_;                   // over the head width d_h
+  std::vector<ChiLaw> bartlett_chi_;  // Bartlett attention's chi laws (random_weights_bartlett.hpp), else empty
   std::unique_ptr<Work> work_;
 };
 

@@ -52,6 +52,52 @@ template <int R>
     }
 }
 
+// Rows [i0, i0 + R) x columns [j, j + 8 V) of out = C Z for C lower triangular (n x n, row-major, zeros
+// above the diagonal) and Z (n rows of stride zs): the sums stop at the block's last row, p < i0 + R.
+template <int R, int V>
+[[gnu::always_inline]] inline void lower_block(const float* C, int n, const float* Z, std::size_t zs, int i0, int j,
+                                               float* out, std::size_t os) {
+  f8 acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = f8{};
+  for (int p = 0; p < i0 + R; ++p) {
+    const float* z = Z + std::size_t(p) * zs + j;
+    f8 zv[V];
+    for (int v = 0; v < V; ++v) zv[v] = load(z + 8 * v);
+    for (int r = 0; r < R; ++r) {
+      const float c = C[std::size_t(i0 + r) * n + p];
+      for (int v = 0; v < V; ++v) acc[r][v] += c * zv[v];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) store(out + std::size_t(i0 + r) * os + j + 8 * v, acc[r][v]);
+}
+
+template <int V>
+[[gnu::always_inline]] inline void lower_panel(const float* C, int n, const float* Z, std::size_t zs, int j, float* out,
+                                               std::size_t os) {
+  int i = 0;
+  for (; i + 6 <= n; i += 6) lower_block<6, V>(C, n, Z, zs, i, j, out, os);
+  for (; i + 2 <= n; i += 2) lower_block<2, V>(C, n, Z, zs, i, j, out, os);
+  for (; i < n; ++i) lower_block<1, V>(C, n, Z, zs, i, j, out, os);
+}
+
+// out (n x cols, row stride os) = C Z for C lower triangular (n x n) and Z (n x cols, row stride zs): the
+// per-sample draws' factor times their normals (random_weights.cpp), about half the products of a dense
+// one. Panels of 16 columns (then 8), blocks of 6 rows in registers.
+[[gnu::always_inline]] inline void lower_gemm(const float* C, int n, const float* Z, std::size_t zs, int cols,
+                                              float* out, std::size_t os) {
+  int j = 0;
+  for (; j + 16 <= cols; j += 16) lower_panel<2>(C, n, Z, zs, j, out, os);
+  for (; j + 8 <= cols; j += 8) lower_panel<1>(C, n, Z, zs, j, out, os);
+  for (; j < cols; ++j)
+    for (int i = 0; i < n; ++i) {
+      float acc = 0.0f;
+      for (int p = 0; p <= i; ++p) acc += C[std::size_t(i) * n + p] * Z[std::size_t(p) * zs + j];
+      out[std::size_t(i) * os + j] = acc;
+    }
+}
+
 // erf (Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7) and GELU, 8 lanes.
 [[gnu::always_inline]] inline f8 erf8(f8 x) {
   const f8 ax = x < 0.0f ? -x : x;

@@ -26,9 +26,9 @@ struct RwArgs {
   Norm norm;
   float gamma, scale;
   bool rope, mlp, fixed;
-  bool attention_output;  // the metrics of the attention sublayer's output (HiddenState::attention)
-  bool positions;         // a learned absolute position table (Settings::pos_embedding)
-  bool eigen;             // eigen_gemm for the per-sample draws' products (the processor has AVX2 and FMA)
+  bool attention_output;   // the metrics of the attention sublayer's output (HiddenState::attention)
+  bool positions;          // a learned absolute position table (Settings::pos_embedding)
+  const ChiLaw* chi_laws;  // Bartlett attention's chi_{d_h - i} (random_weights_bartlett.hpp), or nullptr
   std::int64_t vocab;
   InitStd init;
   const int* lo;
@@ -193,7 +193,7 @@ struct RandomWeightsModel::Work {
   int n, d, heads, dh, batch;
   std::vector<float> x, xn, y, qkv, o, att, hres, z, u;  // batch n rows each (x: d, qkv: 3d, u: 4d columns)
   std::vector<float> s, a;                               // batch x heads blocks of n x n (+ 8 floats of slack)
-  std::vector<float> qh, kh, vh, s_mean, a_mean, c, inv_norm, norms, zeros, noise, chol;
+  std::vector<float> qh, kh, vh, s_mean, a_mean, c, inv_norm, norms, zeros, noise, chol, factor;
   std::vector<float> stage_g, stage_c, stage_inv;  // one sample's stage Gram matrices (stage_grams.hpp)
   std::vector<double> gram, ld;
   std::vector<std::int64_t> tokens;           // batch n ids

@@ -229,11 +229,13 @@ TEST_CASE("residual_mean zero: the layer-1 attention output does not see mu (Lay
   CHECK(z.adjacency - g.adjacency > 10 * std::hypot(z.adjacency_se, g.adjacency_se));
 }
 
-TEST_CASE("per-sample weights have the law of explicitly drawn networks") {
-  // The per-sample kernel draws Y W through the Gram matrix of Y (random_weights.cpp). Compare
-  // its layer-1 and layer-2 statistics with 400 explicitly drawn (fixed) networks of 50 samples.
+namespace {
+
+// The per-sample kernel draws Y W through the Gram matrix of Y (random_weights.cpp). Compare its
+// layer-1 and layer-2 statistics at init mean `mu` with 400 explicitly drawn (fixed) networks of 50 samples.
+void check_per_sample_law(double mu) {
   Settings s = random_weights(6, 16, 2, 2, 20000);
-  s.init_mean = 0.3;  // exercises the mean part mu (Y 1) 1^T
+  s.init_mean = mu;
   s.init_std = 0.2;
   s.vocab = 4;
   const auto per_sample = run_to_completion(s);
@@ -283,6 +285,16 @@ TEST_CASE("per-sample weights have the law of explicitly drawn networks") {
          ", z = ", z);
     CHECK(std::abs(z) < 4.0);
   }
+}
+
+}  // namespace
+
+TEST_CASE("per-sample weights have the law of explicitly drawn networks (mean 0.3: the direct draws)") {
+  check_per_sample_law(0.3);  // exercises the mean part mu (Y 1) 1^T
+}
+
+TEST_CASE("per-sample weights have the law of explicitly drawn networks (mean 0: Bartlett attention)") {
+  check_per_sample_law(0.0);  // d_h 8 >= n 6: the heads' Bartlett draws (random_weights_bartlett.hpp)
 }
 
 TEST_CASE("exchangeable tokens (bidirectional mask): adjacency and norm adjacency are 0.5 within 4 SE") {
