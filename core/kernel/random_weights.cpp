@@ -237,6 +237,7 @@ bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, Blo
   k.mlp = s_.mlp;
   k.attention_output = s_.hidden == HiddenState::attention;
   k.positions = s_.learned_positions();
+  k.bos = s_.fixed_first_token();
   k.fixed = network_ != nullptr;
   k.vocab = s_.vocab;
   k.init = rw::init_of(s_);

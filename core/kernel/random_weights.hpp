@@ -26,7 +26,7 @@ struct Network {
     std::vector<float> w1;    // d x 4d (empty without MLP)
     std::vector<float> w2;    // 4d x d (empty without MLP)
   };
-  std::vector<float> embed;  // V x d
+  std::vector<float> embed;  // V x d; (V + 1) x d with a fixed first token (row V: BOS)
   std::vector<float> pos;    // n x d: the learned absolute position table P (empty without it)
   std::vector<Block> blocks;
 };

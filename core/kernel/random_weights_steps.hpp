@@ -27,6 +27,7 @@ struct RwArgs {
   bool attention_output;  // the metrics of the attention sublayer's output (HiddenState::attention)
   bool positions;         // a learned absolute position table (Settings::pos_embedding)
   bool eigen;             // eigen_gemm for the per-sample draws' products (the processor has AVX2 and FMA)
+  bool bos;               // position 0 holds the BOS token, id vocab (Settings::first_token fixed)
   std::int64_t vocab;
   InitStd init;
   const int* lo;
@@ -44,9 +45,12 @@ inline kernel::LayerArgs layer_args(const RwArgs& k) {
   return {k.n, k.heads, k.lo, k.hi, k.triples, k.slope_coef, k.layout};
 }
 
-// n token ids uniform over the vocabulary, the first draws of the sample's words stream.
+// n token ids uniform over the vocabulary, the first draws of the sample's words stream. With a fixed
+// first token, position 0 then holds BOS, the id vocab (an embedding row beyond the vocabulary, which no
+// other position draws); positions 1..n-1 keep the ids of first_token none (the same draws).
 [[gnu::always_inline]] inline void draw_tokens(const RwArgs& k, SampleStream& rng, std::int64_t* tokens) {
   for (int i = 0; i < k.n; ++i) tokens[i] = uniform_below(rng, k.vocab);
+  if (k.bos) tokens[0] = k.vocab;
 }
 
 // Rows = Norm(rows of x), n_rows rows of width d.

@@ -108,6 +108,7 @@ std::optional<Scale> parse_scale(std::string_view t) { return enum_value(kScaleN
 std::optional<Model> parse_model(std::string_view t) { return enum_value(kModelNames, t); }
 std::optional<WeightsMode> parse_weights(std::string_view t) { return enum_value(kWeightsNames, t); }
 std::string_view to_string(PosEmbedding v) { return enum_name(kPosEmbeddingNames, v); }
+std::string_view to_string(FirstToken v) { return enum_name(kFirstTokenNames, v); }
 
 std::string mask_to_string(const Settings& s) {
   switch (s.mask) {
@@ -176,6 +177,7 @@ std::string short_label(const Settings& s) {
   if (s.gamma > 0) os << (s.gamma == 1.0 ? ", Res" : ", Res " + std::to_string(s.gamma).substr(0, 4));
   if (s.rope()) os << (s.rope_scramble ? ", scrambled RoPE" : ", RoPE");
   if (s.mask != MaskKind::causal) os << ", " << mask_to_string(s);
+  if (s.fixed_first_token()) os << (s.random_weights() ? ", BOS" : ", x_0 = v");
   if (s.random_weights()) {
     if (s.heads > 1) os << ", H=" << s.heads;
     if (!s.mlp) os << ", no MLP";

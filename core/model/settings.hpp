@@ -34,6 +34,10 @@ enum class HiddenState { block, attention };
 // random_weights: no positional embeddings (NoPE) or a learned absolute position table P (n x d) added to
 // the token embeddings, x_i = E[t_i] + P[i], at initialization (Zuo et al. `003` Fig. 5).
 enum class PosEmbedding { none, learned };
+// Both families (docs/model.md section 10): every position exchangeable (none), or position 0 an anchor
+// shared by every sequence (fixed): the parameter-free model's common direction v / sqrt(d), the
+// random-weight model's BOS token (an extra embedding row, id vocab). Ruscio et al. `004` Sec. 5.1, 5.7.
+enum class FirstToken { none, fixed };
 
 // The names of each enum as the command line, JSON and presets spell them (enum_names.hpp).
 inline constexpr EnumTable<Norm, 4> kNormNames{
@@ -49,6 +53,7 @@ inline constexpr EnumTable<HiddenState, 2> kHiddenStateNames{
     {{HiddenState::block, "block"}, {HiddenState::attention, "attention"}}};
 inline constexpr EnumTable<PosEmbedding, 2> kPosEmbeddingNames{
     {{PosEmbedding::none, "none"}, {PosEmbedding::learned, "learned"}}};
+inline constexpr EnumTable<FirstToken, 2> kFirstTokenNames{{{FirstToken::none, "none"}, {FirstToken::fixed, "fixed"}}};
 
 struct Settings {
   int n = 10;                       // tokens
@@ -65,7 +70,8 @@ struct Settings {
   bool unit_input = false;        // rescale each x_i to unit L2 norm (Behind RoPE Sec. 3.2)
   std::int64_t samples = 100000;  // Monte Carlo samples
   std::uint64_t seed = 1;
-  int threads = 0;  // worker threads; 0 = all cores
+  int threads = 0;                            // worker threads; 0 = all cores
+  FirstToken first_token = FirstToken::none;  // position 0 an anchor shared by every sequence (both families)
 
   // Model family and the random-weight network's settings (docs/model.md section 7); alpha, scale and
   // unit_input apply to parameter_free only, the fields below to random_weights only.
@@ -93,6 +99,7 @@ struct Settings {
   double embedding_std() const { return embed_std.value_or(init_std); }
   double position_std() const { return pos_std.value_or(embedding_std()); }
   bool learned_positions() const { return random_weights() && pos_embedding == PosEmbedding::learned; }
+  bool fixed_first_token() const { return first_token == FirstToken::fixed; }
   int head_width() const { return d / std::max(1, heads); }
   // True when these settings give the same numbers as `other` (threads do not change results).
   bool same_simulation(const Settings& other) const;
@@ -136,6 +143,7 @@ std::string_view to_string(WeightsMode v);
 std::string_view to_string(ResidualMean v);
 std::string_view to_string(HiddenState v);
 std::string_view to_string(PosEmbedding v);
+std::string_view to_string(FirstToken v);
 std::optional<Model> parse_model(std::string_view text);
 std::optional<WeightsMode> parse_weights(std::string_view text);
 // Parses "causal", "bidirectional" or "window:W" into s.mask / s.window; false if malformed.

@@ -49,6 +49,10 @@ constexpr SettingFlag kSettingFlags[] = {
      "bins of the cosine-difference and per-sample adjacency / RP histograms (Zuo et al. Fig. 2, 13); 0 = off, "
      "else even in [2, 4096]",
      SettingValue::whole},
+    {"first-token", "first_token",
+     "none (every position exchangeable) | fixed (position 0 shared by every sequence: parameter_free v / sqrt(d), "
+     "random_weights a BOS token, id vocab)",
+     SettingValue::name},
     {"samples", "samples", "Monte Carlo samples [1, 1e12]", SettingValue::whole},
     {"seed", "seed", "random seed [0, 2^64 - 1]", SettingValue::whole},
     {"threads", "threads", "worker threads [0, 256]; 0 = all cores", SettingValue::whole},
@@ -86,6 +90,7 @@ nlohmann::json settings_to_json(const Settings& s) {
       {"pos_embedding", std::string(to_string(s.pos_embedding))},
       {"pos_std", s.pos_std ? nlohmann::json(*s.pos_std) : nlohmann::json(nullptr)},
       {"histograms", s.histograms},
+      {"first_token", std::string(to_string(s.first_token))},
   };
 }
 
@@ -141,6 +146,7 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
   named("residual_mean", kResidualMeanNames, t.residual_mean);
   named("hidden", kHiddenStateNames, t.hidden);
   named("pos_embedding", kPosEmbeddingNames, t.pos_embedding);
+  named("first_token", kFirstTokenNames, t.first_token);
   named("norm", kNormNames, t.norm);
   named("scale", kScaleNames, t.scale);
   if (j.contains("mask")) {
@@ -155,7 +161,7 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
 void setting_from_text(const std::string& key, const std::string& text, Settings& s) {
   nlohmann::json v;
   if (key == "norm" || key == "scale" || key == "mask" || key == "model" || key == "weights" ||
-      key == "residual_mean" || key == "hidden" || key == "pos_embedding")
+      key == "residual_mean" || key == "hidden" || key == "pos_embedding" || key == "first_token")
     v = text;
   else if (key == "unit_input" || key == "mlp") v = text;  // boolean() reads "0", "1", "true", "false"
   else v = number_from_text(key, text);

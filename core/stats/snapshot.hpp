@@ -48,6 +48,10 @@ struct LayerStats {
   double adjacency_ties = 0;                         // mean fraction of adjacency's comparisons that were ties
   double norm_adjacency = 0, norm_adjacency_se = 0;  // adjacency of the norms (docs/model.md section 7); NaN when n < 3
   double norm_adjacency_ties = 0;
+  // The weight on key 0, the attention sink (docs/model.md section 10): per sample the mean of A_i0 over
+  // the query rows i >= 1 whose keys include 0 (of the head-mean map), averaged over samples, with its SE
+  // over samples. NaN when no such row exists (n 1, a window of 1) and for the embeddings.
+  double sink_weight = 0, sink_weight_se = 0;
   LayerHistograms histograms;    // with Settings::histograms > 0
   std::vector<HeadStats> heads;  // random_weights: one per head (the maps above are their mean)
   Leakage leakage;               // absolute-position leakage dR^2 of the logits S (docs/model.md section 8)

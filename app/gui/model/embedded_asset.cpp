@@ -12,7 +12,7 @@ extern const std::string_view preset_behind_rope_fig2, preset_behind_rope_fig4, 
     preset_sweep_ln_recency_sec3, preset_sweep_ln_recency_fig5, preset_sweep_ln_recency_fig6,
     preset_sweep_ln_recency_phase, preset_sweep_zuo_table5, preset_sweep_behind_rope_fig7,
     preset_sweep_ruscio_causal_bidirectional, preset_zuo_fig2_histograms, preset_zuo_fig5_learned_positions,
-    preset_zuo_fig8_probes;
+    preset_zuo_fig8_probes, preset_ruscio_first_token;
 extern const std::string_view lesson_where_position_comes_from, lesson_layernorm_recency, lesson_random_networks,
     lesson_absolute_leakage;
 }  // namespace maskscope::embedded
@@ -61,6 +61,7 @@ std::span<const EmbeddedAsset> presets() {
       {"zuo-fig5-learned-positions", embedded::preset_zuo_fig5_learned_positions},
       {"zuo-fig8-probes", embedded::preset_zuo_fig8_probes},
       {"ruscio-fig1-bins", embedded::preset_ruscio_fig1_bins},
+      {"ruscio-first-token", embedded::preset_ruscio_first_token},
       {"sweep-ln-recency-sec3", embedded::preset_sweep_ln_recency_sec3},
       {"sweep-ln-recency-fig5", embedded::preset_sweep_ln_recency_fig5},
       {"sweep-ln-recency-fig6", embedded::preset_sweep_ln_recency_fig6},

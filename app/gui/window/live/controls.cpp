@@ -259,6 +259,15 @@ void model_controls(Settings& s, float label_w) {
     ImGui::SliderInt("window w", &s.window, 1, s.n, "%d", ImGuiSliderFlags_AlwaysClamp);
     explain("Window width w in [1, n]: query i sees keys i - w < j <= i.");
   }
+  bool fixed_first = s.fixed_first_token();
+  if (ImGui::Checkbox(rw ? "BOS at position 0" : "fixed first token (x_0 = v)", &fixed_first))
+    s.first_token = fixed_first ? FirstToken::fixed : FirstToken::none;
+  explain(
+      "A fixed first token (docs/model.md section 10; Ruscio et al. 004 Sec. 5.1, 5.7): position 0 is the same in "
+      "every sequence, an anchor like the BOS token. Parameter-free: x_0 = v / sqrt(d), the common direction "
+      "every token leans toward (the alpha -> 1 token), so keys score higher at 0 and an attention sink forms "
+      "for alpha > 0. Random weights: position 0 holds BOS, an embedding row beyond the vocabulary (id vocab). "
+      "The Leakage tab shows the weight on key 0 and r_l = dR^2 bidirectional / dR^2 causal per layer.");
   const FamilyOnly guard(!rw);
   ImGui::Checkbox("unit-norm inputs", &s.unit_input);
   explain_family("Rescale every input x_i to unit L2 norm (Behind RoPE Sec. 3.2 assumes it; its closed forms need it).",
