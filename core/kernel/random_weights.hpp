@@ -16,6 +16,7 @@
 namespace maskscope {
 
 struct KeyRanges;
+struct TokenSequences;
 struct SampleTrace;
 
 // One drawn network, every matrix row-major (d_in x d_out), applied as x W.
@@ -70,6 +71,7 @@ class RandomWeightsModel {
   const KeyRanges& keys_;
   const AccumLayout& layout_;
   std::shared_ptr<const Network> network_;
+  std::shared_ptr<const TokenSequences> tokens_;  // Settings::tokens (null: uniform ids)
   bool batched_ = false;  // run_batched (random_weights_batched.hpp) rather than the per-sample path
   RopeTables rope_;       // over the head width d_h
   std::unique_ptr<Work> work_;

@@ -37,7 +37,7 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
     for (int t = lo; t < hi; ++t) {  // x_i = E[t_i] (layer 0)
       SampleStream rng(k.seed, base + std::uint64_t(t));
       std::int64_t* tokens = w.tokens.data() + std::size_t(t) * n;
-      draw_tokens(k, rng, tokens);
+      draw_tokens(k, rng, base + std::uint64_t(t), tokens);
       float* x = w.x.data() + std::size_t(t) * nd;
       for (int i = 0; i < n; ++i)
         std::memcpy(x + std::size_t(i) * d, k.net->embed.data() + std::size_t(tokens[i]) * d,

@@ -13,6 +13,7 @@
 #include "core/kernel/layer_sums.hpp"
 #include "core/kernel/random_weights.hpp"
 #include "core/kernel/random_weights_init.hpp"
+#include "core/model/token_file.hpp"
 #include "core/model/trace.hpp"
 
 namespace maskscope::rw {
@@ -24,10 +25,11 @@ struct RwArgs {
   Norm norm;
   float gamma, scale;
   bool rope, mlp, fixed;
-  bool attention_output;  // the metrics of the attention sublayer's output (HiddenState::attention)
-  bool positions;         // a learned absolute position table (Settings::pos_embedding)
-  bool eigen;             // eigen_gemm for the per-sample draws' products (the processor has AVX2 and FMA)
-  bool bos;               // position 0 holds the BOS token, id vocab (Settings::first_token fixed)
+  bool attention_output;        // the metrics of the attention sublayer's output (HiddenState::attention)
+  bool positions;               // a learned absolute position table (Settings::pos_embedding)
+  bool eigen;                   // eigen_gemm for the per-sample draws' products (the processor has AVX2 and FMA)
+  bool bos;                     // position 0 holds the BOS token, id vocab (Settings::first_token fixed)
+  const TokenSequences* given;  // Settings::tokens: sample s reads line s mod lines; nullptr: uniform ids
   std::int64_t vocab;
   InitStd init;
   const int* lo;
@@ -48,8 +50,16 @@ inline kernel::LayerArgs layer_args(const RwArgs& k) {
 // n token ids uniform over the vocabulary, the first draws of the sample's words stream. With a fixed
 // first token, position 0 then holds BOS, the id vocab (an embedding row beyond the vocabulary, which no
 // other position draws); positions 1..n-1 keep the ids of first_token none (the same draws).
-[[gnu::always_inline]] inline void draw_tokens(const RwArgs& k, SampleStream& rng, std::int64_t* tokens) {
-  for (int i = 0; i < k.n; ++i) tokens[i] = uniform_below(rng, k.vocab);
+// Given token sequences (docs/model.md section 11): sample s takes line s mod lines, after BOS when it is fixed.
+[[gnu::always_inline]] inline void draw_tokens(const RwArgs& k, SampleStream& rng, std::uint64_t sample,
+                                               std::int64_t* tokens) {
+  if (k.given) {
+    const std::int64_t* line = k.given->line_of(sample);
+    const int first = k.bos ? 1 : 0;
+    for (int i = first; i < k.n; ++i) tokens[i] = line[i - first];
+  } else {
+    for (int i = 0; i < k.n; ++i) tokens[i] = uniform_below(rng, k.vocab);
+  }
   if (k.bos) tokens[0] = k.vocab;
 }
 

@@ -38,6 +38,9 @@ enum class PosEmbedding { none, learned };
 // shared by every sequence (fixed): the parameter-free model's common direction v / sqrt(d), the
 // random-weight model's BOS token (an extra embedding row, id vocab). Ruscio et al. `004` Sec. 5.1, 5.7.
 enum class FirstToken { none, fixed };
+// random_weights with given token sequences (Settings::tokens): each line of the file as token ids separated by
+// spaces, or as characters (printable ASCII, id = code - 32; docs/model.md section 11).
+enum class TokensFormat { ids, chars };
 
 // The names of each enum as the command line, JSON and presets spell them (enum_names.hpp).
 inline constexpr EnumTable<Norm, 4> kNormNames{
@@ -54,6 +57,8 @@ inline constexpr EnumTable<HiddenState, 2> kHiddenStateNames{
 inline constexpr EnumTable<PosEmbedding, 2> kPosEmbeddingNames{
     {{PosEmbedding::none, "none"}, {PosEmbedding::learned, "learned"}}};
 inline constexpr EnumTable<FirstToken, 2> kFirstTokenNames{{{FirstToken::none, "none"}, {FirstToken::fixed, "fixed"}}};
+inline constexpr EnumTable<TokensFormat, 2> kTokensFormatNames{
+    {{TokensFormat::ids, "ids"}, {TokensFormat::chars, "chars"}}};
 
 struct Settings {
   int n = 10;                       // tokens
@@ -88,6 +93,10 @@ struct Settings {
   std::uint64_t weight_seed = 1;  // the network of `fixed`
   PosEmbedding pos_embedding = PosEmbedding::none;
   std::optional<double> pos_std;  // std of the position table; unset = the embedding table's std
+  // Given token sequences instead of uniform ids (docs/model.md section 11): a file path, or builtin:NAME for a
+  // shipped file (assets/tokens); sample s reads line s mod lines. Empty: ids uniform over the vocabulary.
+  std::string tokens;
+  TokensFormat tokens_format = TokensFormat::ids;
   // Zuo et al.'s Fig. 2 and Fig. 13: fixed-bin histograms of the cosine differences and of each sample's
   // adjacency and RP, with this many bins (0 = off; docs/model.md section 9).
   int histograms = 0;
@@ -144,6 +153,7 @@ std::string_view to_string(ResidualMean v);
 std::string_view to_string(HiddenState v);
 std::string_view to_string(PosEmbedding v);
 std::string_view to_string(FirstToken v);
+std::string_view to_string(TokensFormat v);
 std::optional<Model> parse_model(std::string_view text);
 std::optional<WeightsMode> parse_weights(std::string_view text);
 // Parses "causal", "bidirectional" or "window:W" into s.mask / s.window; false if malformed.

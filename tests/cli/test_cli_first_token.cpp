@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <string>
 
 #include "cli_test_helpers.hpp"
@@ -102,4 +103,28 @@ TEST_CASE("leakage: r_l and the weight on key 0 per layer, with standard errors"
   REQUIRE(t.code == 0);
   CHECK(t.out.find("r_l = bi/base") != std::string::npos);
   CHECK(t.out.find("weight on key 0") != std::string::npos);
+}
+
+TEST_CASE("--tokens: a file of ids or builtin:NAME; refused for the parameter-free model and when it does not fit") {
+  const std::string file = work("ft_tokens.txt");
+  { std::ofstream(file) << "0 1 2 3\n3 2 1 0\n"; }
+  const std::string base = "run --model random_weights --weights fixed --d 16 --layers 1 --samples 4 --quiet --out ";
+  REQUIRE(cli(base + work("ft_tok.json") + " --n 4 --vocab 4 --tokens " + file).code == 0);
+  CHECK(read_json(work("ft_tok.json")).at("config").at("tokens") == file);
+  const Result family = cli("run --n 4 --samples 4 --quiet --tokens " + file);
+  CHECK(family.code == 2);
+  CHECK(family.err.find("--tokens: applies to --model random_weights only") != std::string::npos);
+  const Result length = cli(base + work("never.json") + " --n 5 --vocab 4 --tokens " + file);
+  CHECK(length.code == 2);
+  CHECK(length.err.find(file + ": every line has 4 tokens; n = 5 needs 5; set n = 4") != std::string::npos);
+  const Result vocab = cli(base + work("never.json") + " --n 4 --vocab 3 --tokens " + file);
+  CHECK(vocab.code == 2);
+  CHECK(vocab.err.find("line 1 holds the id 3, outside the vocabulary [0, 3); set vocab >= 4") != std::string::npos);
+  const Result builtin = cli(base + work("never.json") + " --n 4 --tokens builtin:nope");
+  CHECK(builtin.code == 2);
+  CHECK(builtin.err.find("'builtin:nope' is not a built-in token file; valid: builtin:zuo-addition") !=
+        std::string::npos);
+  REQUIRE(
+      cli(base + work("ft_zuo.json") + " --n 22 --vocab 95 --tokens builtin:zuo-reversal --tokens-format chars").code ==
+      0);
 }

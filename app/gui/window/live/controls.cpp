@@ -160,6 +160,25 @@ void random_network_controls(Settings& s) {
     ImGui::InputScalar("weight seed", ImGuiDataType_U64, &s.weight_seed, &step);
     explain_family("Seed of the fixed network.", off, kRandomWeightsOnly);
   }
+  // Given token sequences (docs/model.md section 11): a path, applied on Enter (a half-typed path is no file).
+  char path[512];
+  std::snprintf(path, sizeof path, "%s", s.tokens.c_str());
+  if (ImGui::InputTextWithHint("token file", "uniform ids (e.g. builtin:zuo-reversal)", path, sizeof path,
+                               ImGuiInputTextFlags_EnterReturnsTrue))
+    s.tokens = path;
+  explain_family(
+      "Given token sequences instead of uniform ids (docs/model.md section 11): a file with one sequence per line "
+      "(sample s reads line s mod lines), or builtin:zuo-addition, builtin:zuo-reversal, builtin:zuo-indexing, "
+      "builtin:zuo-ordering (Zuo et al.'s tasks, characters). Every line needs n tokens (n - 1 with BOS) and ids "
+      "below vocab; a bad file is named in red below. Press Enter to apply; clear it for uniform ids.",
+      off, kRandomWeightsOnly);
+  int format = static_cast<int>(s.tokens_format);
+  if (ImGui::Combo("token format", &format, "ids (numbers)\0chars (ASCII - 32)\0"))
+    s.tokens_format = static_cast<TokensFormat>(format);
+  explain_family(
+      "ids: whole numbers separated by spaces. chars: every character is a token, id = ASCII code - 32 "
+      "(vocab 95 covers all).",
+      off, kRandomWeightsOnly);
 }
 
 void model_controls(Settings& s, float label_w) {
