@@ -98,7 +98,7 @@ nlohmann::json settings_to_json(const Settings& s) {
       {"pos_std", s.pos_std ? nlohmann::json(*s.pos_std) : nlohmann::json(nullptr)},
       {"histograms", s.histograms},
       {"first_token", std::string(to_string(s.first_token))},
-      {"tokens", s.tokens},
+      {"tokens", s.tokens.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.tokens)},  // null: uniform ids
       {"tokens_format", std::string(to_string(s.tokens_format))},
   };
 }
@@ -157,7 +157,8 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
   named("pos_embedding", kPosEmbeddingNames, t.pos_embedding);
   named("first_token", kFirstTokenNames, t.first_token);
   named("tokens_format", kTokensFormatNames, t.tokens_format);
-  if (j.contains("tokens")) t.tokens = text("tokens");  // a path or builtin:NAME, checked by validate()
+  if (j.contains("tokens"))  // a path or builtin:NAME, checked by validate(); null: uniform ids
+    t.tokens = j.at("tokens").is_null() ? std::string() : text("tokens");
   named("norm", kNormNames, t.norm);
   named("scale", kScaleNames, t.scale);
   if (j.contains("mask")) {
