@@ -7,9 +7,21 @@ set(MASKSCOPE_PRESET_NAMES behind-rope-fig2 behind-rope-fig4 behind-rope-fig7 be
                            zuo-fig11-norms ruscio-fig1-bins sweep-ln-recency-sec3 sweep-ln-recency-fig5
                            sweep-ln-recency-fig6 sweep-ln-recency-phase sweep-zuo-table5 sweep-behind-rope-fig7
                            sweep-ruscio-causal-bidirectional zuo-fig2-histograms zuo-fig5-learned-positions
-                           zuo-fig8-probes)
+                           zuo-fig8-probes ruscio-first-token zuo-table1-tasks zuo-table6-tasks)
 # Shipped lessons (assets/lessons), listed in the Lessons menu in this order.
 set(MASKSCOPE_LESSON_NAMES where-position-comes-from layernorm-recency random-networks absolute-leakage)
+
+# The custom command that writes OUT (a C++ source) from FILES as the string_views NAMES (tools/embed.cmake).
+function(maskscope_embed_files out root files names comment)
+  string(REPLACE ";" "|" files_arg "${files}")
+  string(REPLACE ";" "|" names_arg "${names}")
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} "-DOUT=${out}" "-DFILES=${files_arg}" "-DNAMES=${names_arg}" -P ${root}/tools/embed.cmake
+    DEPENDS ${files} ${root}/tools/embed.cmake
+    COMMENT "${comment}"
+    VERBATIM)
+endfunction()
 
 function(maskscope_embed_assets out root)
   set(files ${root}/shaders/heatmap.vert ${root}/shaders/heatmap.frag)
@@ -28,12 +40,20 @@ function(maskscope_embed_assets out root)
     string(REPLACE "-" "_" id ${l})
     list(APPEND names lesson_${id})
   endforeach()
-  string(REPLACE ";" "|" files_arg "${files}")
-  string(REPLACE ";" "|" names_arg "${names}")
-  add_custom_command(
-    OUTPUT ${out}
-    COMMAND ${CMAKE_COMMAND} "-DOUT=${out}" "-DFILES=${files_arg}" "-DNAMES=${names_arg}" -P ${root}/tools/embed.cmake
-    DEPENDS ${files} ${root}/tools/embed.cmake
-    COMMENT "Embedding shaders, colormaps, presets and lessons"
-    VERBATIM)
+  maskscope_embed_files(${out} ${root} "${files}" "${names}" "Embedding shaders, colormaps, presets and lessons")
+endfunction()
+
+# Shipped token files (assets/tokens, written by tools/zuo_tasks.py), embedded into the core library so that
+# `tokens builtin:NAME` works from any directory (core/model/token_file.hpp).
+set(MASKSCOPE_TOKEN_FILES zuo-addition zuo-reversal zuo-indexing zuo-ordering)
+
+function(maskscope_embed_tokens out root)
+  set(files "")
+  set(names "")
+  foreach(t ${MASKSCOPE_TOKEN_FILES})
+    list(APPEND files ${root}/assets/tokens/${t}.txt)
+    string(REPLACE "-" "_" id ${t})
+    list(APPEND names tokens_${id})
+  endforeach()
+  maskscope_embed_files(${out} ${root} "${files}" "${names}" "Embedding token files")
 endfunction()

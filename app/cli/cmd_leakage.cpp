@@ -26,18 +26,21 @@ struct Ablation {
   std::shared_ptr<const Snapshot> snap = nullptr;
 };
 
-double ratio(double a, double b) { return std::isfinite(a) && std::isfinite(b) && b > 0 ? a / b : NAN; }
 // A ratio to the baseline means something only when the baseline's dR^2 stands out of its noise.
 double ratio_to(double a, const Leakage& base) {
-  return base.delta_r2 > 3 * base.delta_r2_se ? ratio(a, base.delta_r2) : NAN;
+  return base.delta_r2 > 3 * base.delta_r2_se ? leakage_ratio(a, base.delta_r2) : NAN;
 }
-double ratio_se(double a, double sa, double b, double sb) {  // delta method, pairing ignored (conservative)
-  const double r = ratio(a, b);
-  if (!std::isfinite(r) || a <= 0) return NAN;
-  return r * std::sqrt((sa / a) * (sa / a) + (sb / b) * (sb / b));
-}
+// delta method, pairing ignored (conservative; leakage.hpp)
+double ratio_se(double a, double sa, double b, double sb) { return leakage_ratio_se(a, sa, b, sb); }
 
 nlohmann::json or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+std::string with_se(double v, double se) {
+  if (!std::isfinite(v)) return "n/a";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3g \u00b1 %.2g", v, se);
+  return b;
+}
 
 }  // namespace
 
@@ -117,6 +120,15 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
     }
     const Leakage& bi = *cell(rows[3], l);
     row["causal_mask_share"] = or_null(1.0 - ratio_to(bi.delta_r2, b));  // Ruscio Eq. 5
+    // r_l = dR^2_bidirectional / dR^2_causal, the residual-stream share (004 Table 8), SE by the delta method.
+    const ResidualShare share = residual_stream_share(bi, b);
+    row["residual_stream_share"] = {{"value", or_null(share.value)}, {"se", or_null(share.se)}};
+    // The weight on key 0 (the attention sink, docs/model.md section 10) of the causal run and its twin.
+    const LayerStats& base_layer = base.layers[l];
+    const LayerStats& bi_layer = rows[3].snap->layers[l];
+    row["sink_weight"] = {{"value", or_null(base_layer.sink_weight)}, {"se", or_null(base_layer.sink_weight_se)}};
+    row["sink_weight_bidirectional"] = {{"value", or_null(bi_layer.sink_weight)},
+                                        {"se", or_null(bi_layer.sink_weight_se)}};
     layers.push_back(std::move(row));
   }
   nlohmann::json out = {{"source", "Ruscio et al. (004), Table 6 and Eq. 5; docs/model.md section 8"},
@@ -131,15 +143,11 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
     std::string t = "Absolute-position leakage dR^2 of the logits (Ruscio et al. Table 6), " + short_label(f.s) +
                     ", n " + std::to_string(f.s.n) + ", d " + std::to_string(f.s.d) + ", " +
                     std::to_string(base.samples_done) + " samples, seed " + std::to_string(f.s.seed) + "\n";
-    std::snprintf(buf, sizeof buf, "%-6s %-22s %-22s %-22s %-22s %9s %9s %9s %10s\n", "layer", "baseline",
-                  "identity RoPE", "scrambled RoPE", "bidirectional", "id/base", "scr/base", "bi/base", "mask share");
+    std::snprintf(buf, sizeof buf, "%-6s %-22s %-22s %-22s %-22s %9s %9s %-16s %10s %-18s\n", "layer", "baseline",
+                  "identity RoPE", "scrambled RoPE", "bidirectional", "id/base", "scr/base", "r_l = bi/base",
+                  "mask share", "weight on key 0");
     t += buf;
-    auto pm = [](const Leakage* c) {
-      char b[64];
-      if (!c || !std::isfinite(c->delta_r2)) return std::string("n/a");
-      std::snprintf(b, sizeof b, "%.3g \u00b1 %.2g", c->delta_r2, c->delta_r2_se);
-      return std::string(b);
-    };
+    auto pm = [](const Leakage* c) { return c ? with_se(c->delta_r2, c->delta_r2_se) : std::string("n/a"); };
     auto rt = [](double v) {
       char b[32];
       if (!std::isfinite(v)) return std::string("n/a");
@@ -153,15 +161,20 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
         return rt(c ? ratio_to(c->delta_r2, b) : NAN);
       };
       const Leakage* bi = cell(rows[3], l);
-      std::snprintf(buf, sizeof buf, "%-6zu %-22s %-22s %-22s %-22s %9s %9s %9s %10s\n", l + 1, pm(&b).c_str(),
+      const ResidualShare share = residual_stream_share(*bi, b);
+      const std::string r_l = with_se(share.value, share.se);
+      const LayerStats& bl = base.layers[l];
+      std::snprintf(buf, sizeof buf, "%-6zu %-22s %-22s %-22s %-22s %9s %9s %-16s %10s %-18s\n", l + 1, pm(&b).c_str(),
                     pm(cell(rows[1], l)).c_str(), pm(cell(rows[2], l)).c_str(), pm(bi).c_str(), r(1).c_str(),
-                    r(2).c_str(), r(3).c_str(), rt(1.0 - ratio_to(bi->delta_r2, b)).c_str());
+                    r(2).c_str(), r_l.c_str(), rt(1.0 - share.value).c_str(),
+                    with_se(bl.sink_weight, bl.sink_weight_se).c_str());
       t += buf;
     }
     if (!f.s.rope()) t += "(identity / scrambled RoPE: n/a, the baseline has no RoPE; add --rope 10000)\n";
-    t += "mask share = 1 - dR^2_bidirectional / dR^2_causal (Ruscio Eq. 5); \u00b1 one standard error; ratios only "
-         "where "
-         "the baseline's dR^2 exceeds 3 SE\n";
+    t += "mask share = 1 - r_l = 1 - dR^2_bidirectional / dR^2_causal (Ruscio Eq. 5, Table 8; r_l's SE by the delta "
+         "method); \u00b1 one standard error; ratios only where the baseline's dR^2 exceeds 3 SE\n"
+         "weight on key 0: per sample the mean of A_i0 over query rows i >= 1 (causal run), averaged over samples "
+         "(docs/model.md section 10)\n";
     text = t;
   }
   return emit(f.out, text);

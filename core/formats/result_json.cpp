@@ -57,7 +57,7 @@ nlohmann::json histograms_json(const LayerHistograms& h) {
   return out;
 }
 
-// The stage Gram matrices of one layer (docs/model.md section 10), keyed by stage name: the stages its
+// The stage Gram matrices of one layer (docs/model.md section 12), keyed by stage name: the stages its
 // family has.
 nlohmann::json stage_grams_json(const LayerStats& l, int n) {
   nlohmann::json out = nlohmann::json::object();
@@ -101,6 +101,8 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
     add_leakage(layer, l.leakage);
     layer["weight_delta_r2"] = number_or_null(l.weight_leakage.delta_r2);
     layer["weight_delta_r2_se"] = number_or_null(l.weight_leakage.delta_r2_se);
+    layer["sink_weight"] = number_or_null(l.sink_weight);  // the weight on key 0 (docs/model.md section 12)
+    layer["sink_weight_se"] = number_or_null(l.sink_weight_se);
     if (rw) {  // docs/model.md section 7: norm adjacency and each head's recency probability
       layer["norm_adjacency"] = number_or_null(l.norm_adjacency);
       layer["norm_adjacency_se"] = number_or_null(l.norm_adjacency_se);

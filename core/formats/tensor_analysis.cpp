@@ -57,7 +57,7 @@ struct Buffers {
   std::vector<float> rows, G, GC, g_inv;  // a stage's rows (T x D), its Gram matrix and cosines
 };
 
-// Prompt p's stage Gram matrices of model layer l (0-based), analysed as layer k (docs/model.md section 10):
+// Prompt p's stage Gram matrices of model layer l (0-based), analysed as layer k (docs/model.md section 12):
 // the input is hidden layer l (the embeddings for l = 0), the other stages their arrays.
 [[gnu::always_inline]] inline void add_tensor_stages(const TensorSet& t, const AccumLayout& layout, int p, int l, int k,
                                                      Buffers& b, BlockSums& sums) {

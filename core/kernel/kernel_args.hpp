@@ -31,6 +31,7 @@ struct KernelArgs {
   float anisotropy;  // c = sqrt(alpha / (1 - alpha)), LN-recency Eq. 6
   bool alpha_one;    // alpha = 1: every token is v / sqrt(d)
   bool unit_input;
+  bool first_token;  // x_0 = v / sqrt(d), the common direction (Settings::first_token fixed)
   Norm norm;
   float scale;
   float gamma;
@@ -74,7 +75,7 @@ struct SampleWork {
   }
 };
 
-// One sample's stage Gram matrices of layer l (docs/model.md section 10) into the sums: X, Norm(X),
+// One sample's stage Gram matrices of layer l (docs/model.md section 12) into the sums: X, Norm(X),
 // Q = K = Rope(Norm(X)) (q is y without RoPE), A Y (the mix alone, computed here) and X' = A Y + gamma X.
 // Both parameter-free kernels call it (the lane kernel lane by lane), so they round alike.
 template <bool kFirst = false, bool kSquares = true>
@@ -99,6 +100,7 @@ template <bool kFirst = false, bool kSquares = true>
 struct SampleMetrics {
   kernel::Proportion recency, adjacency, norm_adjacency;
   double score_slope, weight_slope;  // within-offset slopes on the query position (docs/model.md section 8)
+  double sink = 0;                   // the weight on key 0 (kernel::sink_weight)
 };
 
 // The reduced basis's diagonal (InputBasis), chi_{k - r} for r < m, drawn in row order (a rejection
@@ -152,6 +154,10 @@ template <class Chi>
         float* xi = x + std::size_t(i) * d;
         for (int e = 0; e < d; ++e) xi[e] = (xi[e] + k.anisotropy * v[e]) * k.inv_sqrt_d;
       }
+      // A fixed first token: x_0 = v / sqrt(d), the direction every token leans toward (docs/model.md
+      // section 10). eps_0 is drawn all the same, so tokens 1..n-1 are those of first_token none.
+      if (k.first_token)
+        for (int e = 0; e < d; ++e) x[e] = v[e] * k.inv_sqrt_d;
     }
   } else if (k.alpha_one) {
     rng.seek_normal(round_up_64(std::uint64_t(n) * d));
@@ -160,13 +166,15 @@ template <class Chi>
     for (int i = 0; i < n; ++i) std::copy(v, v + d, x + std::size_t(i) * d);
   } else {
     rng.normals(x, std::size_t(n) * d);
-    if (k.anisotropy != 0.0f) {
+    if (k.anisotropy != 0.0f || k.first_token) {
       rng.normals(v, d);
+      if (k.first_token)  // x_0 = v / sqrt(d) (docs/model.md section 12), in place of eps_0's row
+        for (int e = 0; e < d; ++e) x[e] = v[e] * k.inv_sqrt_d;
       for (int e = 0; e < d; ++e) v[e] *= k.anisotropy;
     } else {
       std::fill(v, v + d, 0.0f);
     }
-    for (int i = 0; i < n; ++i) {
+    for (int i = k.first_token ? 1 : 0; i < n; ++i) {
       float* xi = x + std::size_t(i) * d;
 #pragma omp simd
       for (int e = 0; e < d; ++e) xi[e] = (xi[e] + v[e]) * k.inv_sqrt_d;

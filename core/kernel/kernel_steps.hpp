@@ -238,6 +238,20 @@ template <class Row>
   return p;
 }
 
+// The weight on key 0, the attention sink (docs/model.md section 10): the mean of A_i0 over the query rows
+// i >= 1 whose keys include 0 (row 0 is left out: under the causal mask it has no other key). 0 when no
+// such row exists (n 1, or a window of 1).
+[[gnu::always_inline]] inline double sink_weight(int n, const int* lo, const float* A) {
+  double sum = 0.0;
+  int rows = 0;
+  for (int i = 1; i < n; ++i)
+    if (lo[i] == 0) {
+      sum += double(A[std::size_t(i) * n]);
+      ++rows;
+    }
+  return rows > 0 ? sum / rows : 0.0;
+}
+
 // A sample's within-offset slope of map M on the query position (docs/model.md section 8; KeyRanges::slope_coef).
 // coef and M need 8 floats of slack: a row's last vector is masked to its keys.
 [[gnu::always_inline]] inline double offset_slope(int n, const int* lo, const int* hi, const float* coef,

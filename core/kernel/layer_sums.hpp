@@ -17,6 +17,7 @@ namespace maskscope::kernel {
 struct LayerMetrics {
   Proportion recency, adjacency, norm_adjacency;
   double score_slope, weight_slope;  // of the head-mean maps (the mean of the heads' slopes)
+  double sink;                       // the weight on key 0 of the head-mean map (sink_weight)
   double head_recency[Limits::heads_max], head_recency_ties[Limits::heads_max], head_slope[Limits::heads_max];
 };
 
@@ -33,7 +34,7 @@ struct LayerArgs {
 // Before the heads of a layer.
 inline void begin_heads(LayerMetrics& lm) {
   lm.recency = {0.0, 0.0};
-  lm.score_slope = lm.weight_slope = 0.0;
+  lm.score_slope = lm.weight_slope = lm.sink = 0.0;
 }
 
 // Head h's logits S and weights A (n x n, 8 floats of slack): its recency and slopes, and its share
@@ -46,6 +47,7 @@ inline void begin_heads(LayerMetrics& lm) {
   lm.head_slope[h] = offset_slope(n, k.lo, k.hi, k.slope_coef, S);
   lm.score_slope += lm.head_slope[h] / H;
   lm.weight_slope += offset_slope(n, k.lo, k.hi, k.slope_coef, A) / H;
+  lm.sink += sink_weight(n, k.lo, A) / H;
   lm.head_recency_ties[h] = r.ties;
   lm.recency.value += r.value / H;
   lm.recency.ties += r.ties / H;
@@ -144,6 +146,7 @@ inline void add_histograms(const LayerArgs& k, int l, bool maps, const float* C,
     }
     add_value(sum, sq, L.score_slope(l), lm.score_slope);
     add_value(sum, sq, L.weight_slope(l), lm.weight_slope);
+    add_value(sum, sq, L.sink_weight(l), lm.sink);
     if (k.triples > 0) {
       add_value(sum, sq, L.recency(l), lm.recency.value);
       add_value(sum, sq, L.recency_ties(l), lm.recency.ties);

@@ -174,9 +174,10 @@ MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void gelu_rows(float* u, std::size_t c
 
 // x_i = E[t_i] for n ids uniform over the vocabulary. Per sample, only the rows the sequence uses
 // are drawn, one per distinct id in order of first appearance (the same law as a full table).
-[[gnu::always_inline]] inline void embed_tokens(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng) {
+[[gnu::always_inline]] inline void embed_tokens(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
+                                                std::uint64_t sample) {
   const int n = k.n, d = k.d;
-  rw::draw_tokens(k, rng, w.tokens.data());
+  rw::draw_tokens(k, rng, sample, w.tokens.data());
   for (int i = 0; i < n; ++i) {
     float* xi = w.x.data() + std::size_t(i) * d;
     if (k.fixed) {
@@ -268,7 +269,7 @@ bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
     const bool record = trace && (trace_every || t == count - 1);
     SampleTrace* traced = trace_every ? trace + t : trace;
     SampleStream rng(k.seed, first_sample + std::uint64_t(t));
-    embed_tokens(k, w, rng);
+    embed_tokens(k, w, rng, first_sample + std::uint64_t(t));
     kernel::LayerMetrics lm{};
     rw::hidden_metrics(k, ms, w.x.data(), lm);  // layer 0: the embeddings
     if (sums) rw::accumulate(k, ms, k.layout->embedding_block(), false, w.s.data(), w.a.data(), lm, *sums);
@@ -277,7 +278,7 @@ bool run_samples(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
       if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
       const Network::Block* block = k.fixed ? &k.net->blocks[l] : nullptr;
       attention(k, w, rng, block, lm);
-      if (stages) {  // docs/model.md section 10, before the MLP reuses w.att
+      if (stages) {  // docs/model.md section 12, before the MLP reuses w.att
         rw::add_stage(k, ss, l, Stage::input, w.x.data(), *sums);
         rw::add_stage(k, ss, l, Stage::normalized, w.y.data(), *sums);
         rw::add_head_stages(k, ss, l, w.heads_scratch(), *sums);
@@ -333,6 +334,7 @@ RandomWeightsModel::RandomWeightsModel(const Settings& s, const KeyRanges& keys,
       batched_(allow_batched && batched(s)),
       work_(std::make_unique<Work>(s.n, s.d, s.heads, batched_ ? fixed_batch_samples(s) : 1)) {
   if (s.weights == WeightsMode::fixed) network_ = fixed_network(s);
+  if (!s.tokens.empty()) tokens_ = load_token_sequences(s.tokens, s.tokens_format);  // checked by validate()
   if (s.rope()) rope_ = rope_tables(s.n, s.head_width(), s.rope_base, s.rope_scramble);
   if (rw::bartlett_exact(s)) bartlett_chi_ = rw::bartlett_chi_laws(s.n, s.head_width());
 }
@@ -355,6 +357,8 @@ bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, Blo
   k.mlp = s_.mlp;
   k.attention_output = s_.hidden == HiddenState::attention;
   k.positions = s_.learned_positions();
+  k.bos = s_.fixed_first_token();
+  k.given = tokens_.get();
   k.fixed = network_ != nullptr;
   k.vocab = s_.vocab;
   k.init = rw::init_of(s_);

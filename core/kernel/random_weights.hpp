@@ -16,6 +16,7 @@
 namespace maskscope {
 
 struct KeyRanges;
+struct TokenSequences;
 struct SampleTrace;
 
 // One drawn network, every matrix row-major (d_in x d_out), applied as x W.
@@ -26,7 +27,7 @@ struct Network {
     std::vector<float> w1;    // d x 4d (empty without MLP)
     std::vector<float> w2;    // 4d x d (empty without MLP)
   };
-  std::vector<float> embed;  // V x d
+  std::vector<float> embed;  // V x d; (V + 1) x d with a fixed first token (row V: BOS)
   std::vector<float> pos;    // n x d: the learned absolute position table P (empty without it)
   std::vector<Block> blocks;
 };
@@ -77,6 +78,7 @@ class RandomWeightsModel {
   const KeyRanges& keys_;
   const AccumLayout& layout_;
   std::shared_ptr<const Network> network_;
+  std::shared_ptr<const TokenSequences> tokens_;  // Settings::tokens (null: uniform ids)
   bool batched_ = false;              // run_batched (random_weights_batched.hpp) rather than the per-sample path
   RopeTables rope_;                   // over the head width d_h
   std::vector<ChiLaw> bartlett_chi_;  // Bartlett attention's chi laws (random_weights_bartlett.hpp), else empty

@@ -20,7 +20,7 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
   const MetricScratch ms = w.metric_scratch();
   const HeadScratch hs = w.heads_scratch();
   const kernel::StageScratch ss = w.stage_scratch();
-  const bool stages = sums && k.layout->stages;  // docs/model.md section 10
+  const bool stages = sums && k.layout->stages;  // docs/model.md section 12
   const std::uint64_t end = first_sample + std::uint64_t(count);
   for (std::uint64_t s = first_sample; s < end;) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return false;
@@ -39,7 +39,7 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
     for (int t = lo; t < hi; ++t) {  // x_i = E[t_i] (layer 0)
       SampleStream rng(k.seed, base + std::uint64_t(t));
       std::int64_t* tokens = w.tokens.data() + std::size_t(t) * n;
-      draw_tokens(k, rng, tokens);
+      draw_tokens(k, rng, base + std::uint64_t(t), tokens);
       float* x = w.x.data() + std::size_t(t) * nd;
       for (int i = 0; i < n; ++i)
         std::memcpy(x + std::size_t(i) * d, k.net->embed.data() + std::size_t(tokens[i]) * d,

@@ -80,6 +80,13 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
   for (unsigned t = 1; t < threads && t < chunks.size(); ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
+  if (s.fixed_first_token()) {
+    // BOS, the embedding row beyond the vocabulary (id V), from its own stream: rows 0..V-1 and every
+    // block are those of first_token none (the same network with one more row).
+    SampleStream bos_rng(s.weight_seed, ~std::uint64_t(2));
+    net->embed.resize((std::size_t(s.vocab) + 1) * d);
+    draw_entries(bos_rng, init.mean, init.embed_std, net->embed.data() + std::size_t(s.vocab) * d, d);
+  }
   if (s.learned_positions()) {
     // Its own stream, row by row: the first n rows of a longer table are this one, and the table
     // does not depend on the layers drawn before it.
@@ -95,12 +102,13 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
 std::shared_ptr<const Network> fixed_network(const Settings& s) {
   // The workers of a run (and runs of the same network) share one copy while any of them lives.
   using Key =
-      std::tuple<std::int64_t, int, int, bool, double, double, double, ResidualMean, std::uint64_t, int, double>;
+      std::tuple<std::int64_t, int, int, bool, double, double, double, ResidualMean, std::uint64_t, int, double, bool>;
   static std::mutex mutex;
   static std::map<Key, std::weak_ptr<const Network>> cache;
   const int pos_rows = s.learned_positions() ? s.n : 0;
-  const Key key{s.vocab,         s.d,           s.layers, s.mlp,           s.init_mean, s.init_std, s.embedding_std(),
-                s.residual_mean, s.weight_seed, pos_rows, s.position_std()};
+  const Key key{s.vocab,       s.d,        s.layers,          s.mlp,
+                s.init_mean,   s.init_std, s.embedding_std(), s.residual_mean,
+                s.weight_seed, pos_rows,   s.position_std(),  s.fixed_first_token()};
   std::lock_guard lock(mutex);
   for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
   if (auto found = cache.find(key); found != cache.end())

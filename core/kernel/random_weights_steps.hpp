@@ -15,6 +15,7 @@
 #include "core/model/stages.hpp"
 #include "core/kernel/random_weights.hpp"
 #include "core/kernel/random_weights_init.hpp"
+#include "core/model/token_file.hpp"
 #include "core/model/trace.hpp"
 
 namespace maskscope::rw {
@@ -26,9 +27,11 @@ struct RwArgs {
   Norm norm;
   float gamma, scale;
   bool rope, mlp, fixed;
-  bool attention_output;   // the metrics of the attention sublayer's output (HiddenState::attention)
-  bool positions;          // a learned absolute position table (Settings::pos_embedding)
-  const ChiLaw* chi_laws;  // Bartlett attention's chi_{d_h - i} (random_weights_bartlett.hpp), or nullptr
+  bool attention_output;        // the metrics of the attention sublayer's output (HiddenState::attention)
+  bool positions;               // a learned absolute position table (Settings::pos_embedding)
+  const ChiLaw* chi_laws;       // Bartlett attention's chi_{d_h - i} (random_weights_bartlett.hpp), or nullptr
+  bool bos;                     // position 0 holds the BOS token, id vocab (Settings::first_token fixed)
+  const TokenSequences* given;  // Settings::tokens: sample s reads line s mod lines; nullptr: uniform ids
   std::int64_t vocab;
   InitStd init;
   const int* lo;
@@ -46,9 +49,20 @@ inline kernel::LayerArgs layer_args(const RwArgs& k) {
   return {k.n, k.heads, k.lo, k.hi, k.triples, k.slope_coef, k.layout};
 }
 
-// n token ids uniform over the vocabulary, the first draws of the sample's words stream.
-[[gnu::always_inline]] inline void draw_tokens(const RwArgs& k, SampleStream& rng, std::int64_t* tokens) {
-  for (int i = 0; i < k.n; ++i) tokens[i] = uniform_below(rng, k.vocab);
+// n token ids uniform over the vocabulary, the first draws of the sample's words stream. With a fixed
+// first token, position 0 then holds BOS, the id vocab (an embedding row beyond the vocabulary, which no
+// other position draws); positions 1..n-1 keep the ids of first_token none (the same draws).
+// Given token sequences (docs/model.md section 11): sample s takes line s mod lines, after BOS when it is fixed.
+[[gnu::always_inline]] inline void draw_tokens(const RwArgs& k, SampleStream& rng, std::uint64_t sample,
+                                               std::int64_t* tokens) {
+  if (k.given) {
+    const std::int64_t* line = k.given->line_of(sample);
+    const int first = k.bos ? 1 : 0;
+    for (int i = first; i < k.n; ++i) tokens[i] = line[i - first];
+  } else {
+    for (int i = 0; i < k.n; ++i) tokens[i] = uniform_below(rng, k.vocab);
+  }
+  if (k.bos) tokens[0] = k.vocab;
 }
 
 // Rows = Norm(rows of x), n_rows rows of width d.
@@ -136,7 +150,7 @@ struct MetricScratch {
 }
 
 // Stage `st` of layer l (rows n x d: x, Norm(x), concat_h(A_h v_h), the attention output, h, x') into the
-// sums when the run has it (docs/model.md section 10).
+// sums when the run has it (docs/model.md section 12).
 [[gnu::always_inline]] inline void add_stage(const RwArgs& k, const kernel::StageScratch& ss, int l, Stage st,
                                              const float* rows, BlockSums& sums) {
   kernel::add_stage(*k.layout, l, int(st), rows, k.d, 1, ss, sums.sum.data(), sums.sumsq.data());

@@ -98,6 +98,7 @@ void row_pairs(int n, const int* lo, bool recency, const float* S, const float* 
   SampleMetrics m;
   m.score_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, S);
   m.weight_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, A);
+  m.sink = kernel::sink_weight(n, k.lo, A);
   if (split) {
     split->recency_rows.assign(std::size_t(n), PairCounts{});
     split->adjacency_rows.assign(std::size_t(n), PairCounts{});
@@ -135,6 +136,7 @@ template <bool kFirst, bool kSquares = true>
   kernel::add_norms<kFirst, kSquares>(sum, sq, L.norm(l), n, inv_norm);
   kernel::add_value<kFirst, kSquares>(sum, sq, L.score_slope(l), m.score_slope);
   kernel::add_value<kFirst, kSquares>(sum, sq, L.weight_slope(l), m.weight_slope);
+  kernel::add_value<kFirst, kSquares>(sum, sq, L.sink_weight(l), m.sink);
   const bool rp = k.triples > 0, adjacency = n >= 3;
   if (rp || kFirst) {
     kernel::add_value<kFirst, kSquares>(sum, sq, L.recency(l), rp ? m.recency.value : 0.0);
@@ -218,6 +220,7 @@ KernelArgs make_args(const Settings& s, const InputBasis& basis, const KeyRanges
   k.alpha_one = s.alpha >= 1.0;
   k.anisotropy = k.alpha_one ? 0.0f : static_cast<float>(std::sqrt(s.alpha / (1.0 - s.alpha)));
   k.unit_input = s.unit_input;
+  k.first_token = s.fixed_first_token();
   k.norm = s.norm;
   k.scale = static_cast<float>(scale_factor(s.scale, s.d));
   k.gamma = static_cast<float>(s.gamma);

@@ -1,4 +1,4 @@
-// One sample's Gram matrices of the forward pass's stages (stages.hpp, docs/model.md section 10), into
+// One sample's Gram matrices of the forward pass's stages (stages.hpp, docs/model.md section 12), into
 // the block sums: shared by both families' kernels (simulator.cpp, the lane kernel, random_weights*.cpp)
 // and the tensors' analysis, so every source goes through the same rounding. Internal to core/.
 #pragma once

@@ -12,7 +12,7 @@ InputBasis input_basis(const Settings& s, bool explicit_inputs) {
   b.reduced = true;
   b.special = s.norm == Norm::layernorm ? 1 : 0;
   b.k = s.d - b.special;
-  const bool has_v = s.alpha > 0.0;
+  const bool has_v = s.alpha > 0.0 || s.fixed_first_token();  // a fixed first token is v / sqrt(d)
   b.token_rows = s.alpha >= 1.0 ? 0 : s.n;
   b.rows = b.token_rows + (has_v ? 1 : 0);
   b.m = std::min(b.rows, b.k);

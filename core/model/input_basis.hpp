@@ -17,7 +17,7 @@ struct InputBasis {
   int special = 0;          // coordinates drawn as they are: LayerNorm's all-ones direction (1) or none
   int k = 0;                // the dimension of the rest: d - special
   int token_rows = 0;       // n, or 0 when alpha = 1 (every token is v)
-  int rows = 0;             // token rows, plus v when alpha > 0
+  int rows = 0;             // token rows, plus v when alpha > 0 or the first token is fixed (x_0 = v / sqrt(d))
   int m = 0;                // coordinates of the factor: min(rows, k)
   int dim = 0;              // coordinates per row in the kernel (special + m, padded to 8 within d; d if not reduced)
   std::size_t normals = 0;  // normals per sample: special coordinates and entries below the diagonal, then one per chi

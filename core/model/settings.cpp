@@ -6,6 +6,8 @@
 #include <sstream>
 #include "core/model/threading.hpp"
 
+#include "core/model/token_file.hpp"
+
 namespace maskscope {
 
 namespace {
@@ -79,9 +81,16 @@ std::vector<SettingError> validate(const Settings& s) {
     if (s.pos_std && (!std::isfinite(*s.pos_std) || *s.pos_std < 0.0 || *s.pos_std > Limits::init_std_max))
       add("pos_std",
           "pos_std must be a number in " + range_text(0.0, Limits::init_std_max) + " (or unset: the embedding std)");
-  } else if (s.heads != 1) {
-    add("heads", "the parameter-free model has one head (heads = " + std::to_string(s.heads) +
-                     "); use model random_weights for several heads");
+    if (s.vocab >= Limits::vocab_min && s.vocab <= Limits::vocab_max && s.n >= Limits::n_min && s.n <= Limits::n_max)
+      for (SettingError& e : check_token_file(s)) errors.push_back(std::move(e));
+  } else {
+    if (s.heads != 1)
+      add("heads", "the parameter-free model has one head (heads = " + std::to_string(s.heads) +
+                       "); use model random_weights for several heads");
+    if (!s.tokens.empty())
+      add("tokens",
+          "given token sequences feed the random-weight network's embedding table; the parameter-free model draws "
+          "its inputs (docs/model.md section 1); use model random_weights, or no tokens");
   }
   if (s.histograms < 0 || s.histograms > Limits::histograms_max || s.histograms % 2 != 0)
     add("histograms", "histograms = " + std::to_string(s.histograms) +
@@ -108,6 +117,8 @@ std::optional<Scale> parse_scale(std::string_view t) { return enum_value(kScaleN
 std::optional<Model> parse_model(std::string_view t) { return enum_value(kModelNames, t); }
 std::optional<WeightsMode> parse_weights(std::string_view t) { return enum_value(kWeightsNames, t); }
 std::string_view to_string(PosEmbedding v) { return enum_name(kPosEmbeddingNames, v); }
+std::string_view to_string(FirstToken v) { return enum_name(kFirstTokenNames, v); }
+std::string_view to_string(TokensFormat v) { return enum_name(kTokensFormatNames, v); }
 
 std::string mask_to_string(const Settings& s) {
   switch (s.mask) {
@@ -152,8 +163,9 @@ double scale_factor(Scale scale, int d) {
 std::optional<Model> setting_family(std::string_view key) {
   for (std::string_view k : {"alpha", "scale", "unit_input"})
     if (key == k) return Model::parameter_free;
-  for (std::string_view k : {"heads", "vocab", "mlp", "init_mean", "init_std", "embed_std", "residual_mean", "hidden",
-                             "weights", "weight_seed", "pos_embedding", "pos_std", "histograms"})
+  for (std::string_view k :
+       {"heads", "vocab", "mlp", "init_mean", "init_std", "embed_std", "residual_mean", "hidden", "weights",
+        "weight_seed", "pos_embedding", "pos_std", "histograms", "tokens", "tokens_format"})
     if (key == k) return Model::random_weights;
   return std::nullopt;
 }
@@ -176,12 +188,14 @@ std::string short_label(const Settings& s) {
   if (s.gamma > 0) os << (s.gamma == 1.0 ? ", Res" : ", Res " + std::to_string(s.gamma).substr(0, 4));
   if (s.rope()) os << (s.rope_scramble ? ", scrambled RoPE" : ", RoPE");
   if (s.mask != MaskKind::causal) os << ", " << mask_to_string(s);
+  if (s.fixed_first_token()) os << (s.random_weights() ? ", BOS" : ", x_0 = v");
   if (s.random_weights()) {
     if (s.heads > 1) os << ", H=" << s.heads;
     if (!s.mlp) os << ", no MLP";
     if (s.weights == WeightsMode::fixed) os << ", fixed net";
     if (s.hidden == HiddenState::attention) os << ", attention output";
     if (s.learned_positions()) os << ", learned APE";
+    if (!s.tokens.empty()) os << ", tokens " << s.tokens;
   }
   return os.str();
 }

@@ -34,6 +34,13 @@ enum class HiddenState { block, attention };
 // random_weights: no positional embeddings (NoPE) or a learned absolute position table P (n x d) added to
 // the token embeddings, x_i = E[t_i] + P[i], at initialization (Zuo et al. `003` Fig. 5).
 enum class PosEmbedding { none, learned };
+// Both families (docs/model.md section 12): every position exchangeable (none), or position 0 an anchor
+// shared by every sequence (fixed): the parameter-free model's common direction v / sqrt(d), the
+// random-weight model's BOS token (an extra embedding row, id vocab). Ruscio et al. `004` Sec. 5.1, 5.7.
+enum class FirstToken { none, fixed };
+// random_weights with given token sequences (Settings::tokens): each line of the file as token ids separated by
+// spaces, or as characters (printable ASCII, id = code - 32; docs/model.md section 11).
+enum class TokensFormat { ids, chars };
 
 // The names of each enum as the command line, JSON and presets spell them (enum_names.hpp).
 inline constexpr EnumTable<Norm, 4> kNormNames{
@@ -49,6 +56,9 @@ inline constexpr EnumTable<HiddenState, 2> kHiddenStateNames{
     {{HiddenState::block, "block"}, {HiddenState::attention, "attention"}}};
 inline constexpr EnumTable<PosEmbedding, 2> kPosEmbeddingNames{
     {{PosEmbedding::none, "none"}, {PosEmbedding::learned, "learned"}}};
+inline constexpr EnumTable<FirstToken, 2> kFirstTokenNames{{{FirstToken::none, "none"}, {FirstToken::fixed, "fixed"}}};
+inline constexpr EnumTable<TokensFormat, 2> kTokensFormatNames{
+    {{TokensFormat::ids, "ids"}, {TokensFormat::chars, "chars"}}};
 
 struct Settings {
   int n = 10;                       // tokens
@@ -65,7 +75,8 @@ struct Settings {
   bool unit_input = false;        // rescale each x_i to unit L2 norm (Behind RoPE Sec. 3.2)
   std::int64_t samples = 100000;  // Monte Carlo samples
   std::uint64_t seed = 1;
-  int threads = 0;  // worker threads; 0 = all cores
+  int threads = 0;                            // worker threads; 0 = all cores
+  FirstToken first_token = FirstToken::none;  // position 0 an anchor shared by every sequence (both families)
 
   // Model family and the random-weight network's settings (docs/model.md section 7); alpha, scale and
   // unit_input apply to parameter_free only, the fields below to random_weights only.
@@ -82,11 +93,15 @@ struct Settings {
   std::uint64_t weight_seed = 1;  // the network of `fixed`
   PosEmbedding pos_embedding = PosEmbedding::none;
   std::optional<double> pos_std;  // std of the position table; unset = the embedding table's std
+  // Given token sequences instead of uniform ids (docs/model.md section 11): a file path, or builtin:NAME for a
+  // shipped file (assets/tokens); sample s reads line s mod lines. Empty: ids uniform over the vocabulary.
+  std::string tokens;
+  TokensFormat tokens_format = TokensFormat::ids;
   // Zuo et al.'s Fig. 2 and Fig. 13: fixed-bin histograms of the cosine differences and of each sample's
   // adjacency and RP, with this many bins (0 = off; docs/model.md section 9).
   int histograms = 0;
   // The Gram matrices E[<s_i, s_j>] and E[cos(s_i, s_j)] of every stage of each layer's forward pass
-  // (stages.hpp, docs/model.md section 10): n^2 d per stage and sample, so off unless asked for.
+  // (stages.hpp, docs/model.md section 12): n^2 d per stage and sample, so off unless asked for.
   bool stage_grams = false;
 
   bool operator==(const Settings&) const = default;
@@ -96,6 +111,7 @@ struct Settings {
   double embedding_std() const { return embed_std.value_or(init_std); }
   double position_std() const { return pos_std.value_or(embedding_std()); }
   bool learned_positions() const { return random_weights() && pos_embedding == PosEmbedding::learned; }
+  bool fixed_first_token() const { return first_token == FirstToken::fixed; }
   int head_width() const { return d / std::max(1, heads); }
   // True when these settings give the same numbers as `other` (threads do not change results).
   bool same_simulation(const Settings& other) const;
@@ -139,6 +155,8 @@ std::string_view to_string(WeightsMode v);
 std::string_view to_string(ResidualMean v);
 std::string_view to_string(HiddenState v);
 std::string_view to_string(PosEmbedding v);
+std::string_view to_string(FirstToken v);
+std::string_view to_string(TokensFormat v);
 std::optional<Model> parse_model(std::string_view text);
 std::optional<WeightsMode> parse_weights(std::string_view text);
 // Parses "causal", "bidirectional" or "window:W" into s.mask / s.window; false if malformed.

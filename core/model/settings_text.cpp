@@ -51,7 +51,18 @@ constexpr SettingFlag kSettingFlags[] = {
      SettingValue::whole},
     {"stage-grams", "stage_grams",
      "Gram matrices (mean inner products and cosines) of every stage of each layer: input, Norm, q, k, A V, "
-     "attention output, residual, MLP (0 | 1; docs/model.md section 10)",
+     "attention output, residual, MLP (0 | 1; docs/model.md section 12)",
+     SettingValue::name},
+    {"first-token", "first_token",
+     "none (every position exchangeable) | fixed (position 0 shared by every sequence: parameter_free v / sqrt(d), "
+     "random_weights a BOS token, id vocab)",
+     SettingValue::name},
+    {"tokens", "tokens",
+     "random_weights: token sequences from FILE (one per line; sample s uses line s mod lines), or builtin:NAME "
+     "(zuo-addition, zuo-reversal, zuo-indexing, zuo-ordering); empty = ids uniform over the vocabulary",
+     SettingValue::name},
+    {"tokens-format", "tokens_format",
+     "ids (whole numbers separated by spaces) | chars (every character a token, id = ASCII code - 32)",
      SettingValue::name},
     {"samples", "samples", "Monte Carlo samples [1, 1e12]", SettingValue::whole},
     {"seed", "seed", "random seed [0, 2^64 - 1]", SettingValue::whole},
@@ -91,6 +102,9 @@ nlohmann::json settings_to_json(const Settings& s) {
       {"pos_std", s.pos_std ? nlohmann::json(*s.pos_std) : nlohmann::json(nullptr)},
       {"histograms", s.histograms},
       {"stage_grams", s.stage_grams},
+      {"first_token", std::string(to_string(s.first_token))},
+      {"tokens", s.tokens.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.tokens)},  // null: uniform ids
+      {"tokens_format", std::string(to_string(s.tokens_format))},
   };
 }
 
@@ -147,6 +161,10 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
   named("residual_mean", kResidualMeanNames, t.residual_mean);
   named("hidden", kHiddenStateNames, t.hidden);
   named("pos_embedding", kPosEmbeddingNames, t.pos_embedding);
+  named("first_token", kFirstTokenNames, t.first_token);
+  named("tokens_format", kTokensFormatNames, t.tokens_format);
+  if (j.contains("tokens"))  // a path or builtin:NAME, checked by validate(); null: uniform ids
+    t.tokens = j.at("tokens").is_null() ? std::string() : text("tokens");
   named("norm", kNormNames, t.norm);
   named("scale", kScaleNames, t.scale);
   if (j.contains("mask")) {
@@ -161,7 +179,8 @@ void settings_from_json(const nlohmann::json& j, Settings& s, const std::string&
 void setting_from_text(const std::string& key, const std::string& text, Settings& s) {
   nlohmann::json v;
   if (key == "norm" || key == "scale" || key == "mask" || key == "model" || key == "weights" ||
-      key == "residual_mean" || key == "hidden" || key == "pos_embedding")
+      key == "residual_mean" || key == "hidden" || key == "pos_embedding" || key == "first_token" || key == "tokens" ||
+      key == "tokens_format")
     v = text;
   else if (key == "unit_input" || key == "mlp" || key == "stage_grams")
     v = text;  // boolean() reads "0", "1", "true", "false"

@@ -1,5 +1,5 @@
 // The stages of one layer's forward pass whose Gram matrices a run with `stage_grams` accumulates
-// (docs/model.md section 10; Behind RoPE `000` Fig. 3 and 8), and which of them each model family has.
+// (docs/model.md section 12; Behind RoPE `000` Fig. 3 and 8), and which of them each model family has.
 #pragma once
 
 #include <cstdint>

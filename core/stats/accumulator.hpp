@@ -48,7 +48,7 @@ struct AccumLayout {
         hist_bins(hist_bins_),
         stages(stages_),
         map_cells(map_row(n_)),
-        per_layer(2 * map_cells + triangle() + n_ + 8 + (heads_ > 1 ? std::size_t(heads_) * (2 * map_cells + 3) : 0) +
+        per_layer(2 * map_cells + triangle() + n_ + 9 + (heads_ > 1 ? std::size_t(heads_) * (2 * map_cells + 3) : 0) +
                   stage_size() + hist_size()) {}
 
   // The first open key of row i (KeyRanges::lo), and where row i starts in a packed map (i <= n).
@@ -87,8 +87,11 @@ struct AccumLayout {
   std::size_t norm_adjacency_ties(int l) const { return recency(l) + 5; }
   std::size_t score_slope(int l) const { return recency(l) + 6; }   // per-sample within-offset slope of S on i
   std::size_t weight_slope(int l) const { return recency(l) + 7; }  // the same for A (docs/model.md section 8)
+  // Per-sample weight on key 0 (the attention sink, docs/model.md section 12): the mean of A_i0 over the
+  // query rows i >= 1 whose keys include 0 (the head mean's).
+  std::size_t sink_weight(int l) const { return recency(l) + 8; }
   // Head h's maps, recency and slope; with one head they are the layer's own.
-  std::size_t head_base(int l, int h) const { return recency(l) + 8 + std::size_t(h) * (2 * map_cells + 3); }
+  std::size_t head_base(int l, int h) const { return recency(l) + 9 + std::size_t(h) * (2 * map_cells + 3); }
   std::size_t head_score(int l, int h) const { return heads > 1 ? head_base(l, h) : score(l); }
   std::size_t head_weight(int l, int h) const { return heads > 1 ? head_base(l, h) + map_cells : weight(l); }
   std::size_t head_recency(int l, int h) const { return heads > 1 ? head_base(l, h) + 2 * map_cells : recency(l); }
@@ -109,7 +112,7 @@ struct AccumLayout {
   std::size_t recency_hist(int l) const { return hist_base(l) + 3 * std::size_t(hist_bins); }
   std::size_t forward_difference_above(int l) const { return hist_base(l) + 4 * std::size_t(hist_bins); }
   std::size_t backward_difference_above(int l) const { return forward_difference_above(l) + 1; }
-  // The Gram matrices of the forward pass's stages (stages.hpp; docs/model.md section 10), before the
+  // The Gram matrices of the forward pass's stages (stages.hpp; docs/model.md section 12), before the
   // histograms: per stage in `stages` (in Stage order) the packed lower triangle of the inner products
   // <s_i, s_j>, then that of the cosines. Nothing without stage_grams, so other runs keep their layout.
   bool has_stage(int stage) const { return (stages >> unsigned(stage)) & 1u; }

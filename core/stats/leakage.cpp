@@ -173,6 +173,20 @@ Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments
   return fits(n, keys, m.mean.data() + map, m2, packed, double(m.count), m.standard_error(slope));
 }
 
+double leakage_ratio(double a, double b) { return std::isfinite(a) && std::isfinite(b) && b > 0 ? a / b : kNaN; }
+
+double leakage_ratio_se(double a, double sa, double b, double sb) {
+  const double r = leakage_ratio(a, b);
+  if (!std::isfinite(r) || a <= 0) return kNaN;
+  return r * std::sqrt((sa / a) * (sa / a) + (sb / b) * (sb / b));
+}
+
+ResidualShare residual_stream_share(const Leakage& bidirectional, const Leakage& causal) {
+  if (!(causal.delta_r2 > 3 * causal.delta_r2_se)) return {kNaN, kNaN};
+  return {leakage_ratio(bidirectional.delta_r2, causal.delta_r2),
+          leakage_ratio_se(bidirectional.delta_r2, bidirectional.delta_r2_se, causal.delta_r2, causal.delta_r2_se)};
+}
+
 std::vector<double> offset_means(int n, const KeyRanges& keys, const std::vector<double>& map) {
   std::vector<double> sum(std::size_t(2 * n), 0.0), cells(std::size_t(2 * n), 0.0), out(map.size(), kNaN);
   for (int i = 0; i < n; ++i)

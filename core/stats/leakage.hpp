@@ -40,6 +40,20 @@ Leakage leakage_of(int n, const KeyRanges& keys, const std::vector<double>& mean
 Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments& m, std::size_t map,
                    std::size_t slope);
 
+// a / b, and its standard error by the delta method for independent a and b,
+// r sqrt((sa / a)^2 + (sb / b)^2); NaN where undefined (b <= 0, a <= 0). Runs on the same draws are
+// positively correlated, so leaving the covariance out overstates the SE (conservative).
+double leakage_ratio(double a, double b);
+double leakage_ratio_se(double a, double sa, double b, double sb);
+
+// r_l = dR^2_bidirectional / dR^2_causal, the residual-stream share of the leakage (Ruscio et al. `004`
+// Table 8; 1 - r_l is the causal-mask share of Eq. 5), with leakage_ratio_se. NaN unless the causal
+// dR^2 stands out of its noise (more than 3 SE): a ratio to noise means nothing.
+struct ResidualShare {
+  double value = 0, se = 0;
+};
+ResidualShare residual_stream_share(const Leakage& bidirectional, const Leakage& causal);
+
 // The saturated relative baseline's fit of a map: each cell's offset mean m_o (NaN where masked).
 // The map minus this is the absolute part, which dR^2 measures.
 std::vector<double> offset_means(int n, const KeyRanges& keys, const std::vector<double>& map);

@@ -207,6 +207,11 @@ void block_stats(const Settings& s, const AccumLayout& L, const std::shared_ptr<
   out.recency_ties = rp.ties;
   out.leakage = leakage_of(L, keys, m, L.score(l), L.score_slope(l));
   out.weight_leakage = leakage_of(L, keys, m, L.weight(l), L.weight_slope(l));
+  bool sink_rows = false;
+  for (int i = 1; i < L.n; ++i) sink_rows = sink_rows || keys.lo[std::size_t(i)] == 0;
+  out.sink_weight = sink_rows && m.count > 0 ? m.mean[L.sink_weight(l)] : std::numeric_limits<double>::quiet_NaN();
+  out.sink_weight_se =
+      sink_rows && m.count > 0 ? m.standard_error(L.sink_weight(l)) : std::numeric_limits<double>::quiet_NaN();
   if (s.random_weights()) {
     out.heads.resize(s.heads);
     for (int h = 0; h < s.heads; ++h) {

@@ -36,7 +36,7 @@ struct LayerHistograms {
   double forward_above = 0, forward_above_se = 0, backward_above = 0, backward_above_se = 0;
 };
 
-// One stage's Gram matrices over samples (Settings::stage_grams; docs/model.md section 10): the mean inner
+// One stage's Gram matrices over samples (Settings::stage_grams; docs/model.md section 12): the mean inner
 // products E[<s_i, s_j>] and the mean cosines E[cos(s_i, s_j)], symmetric n x n, with their standard errors.
 struct StageGram {
   Map gram_mean, gram_se;
@@ -57,6 +57,10 @@ struct LayerStats {
   double adjacency_ties = 0;                         // mean fraction of adjacency's comparisons that were ties
   double norm_adjacency = 0, norm_adjacency_se = 0;  // adjacency of the norms (docs/model.md section 7); NaN when n < 3
   double norm_adjacency_ties = 0;
+  // The weight on key 0, the attention sink (docs/model.md section 12): per sample the mean of A_i0 over
+  // the query rows i >= 1 whose keys include 0 (of the head-mean map), averaged over samples, with its SE
+  // over samples. NaN when no such row exists (n 1, a window of 1) and for the embeddings.
+  double sink_weight = 0, sink_weight_se = 0;
   LayerHistograms histograms;  // with Settings::histograms > 0
   // With Settings::stage_grams, indexed by Stage (stages.hpp): the stages the family has (stage_bits);
   // the others' maps are empty (Map::empty()), as are the embeddings'.

@@ -87,7 +87,7 @@ class Layer:
     score_diag_normalized = _array("score_diag_normalized", "score_mean less each diagonal's mean (Behind RoPE)")
 
     def stage_gram(self, stage, cosine=False, se=False):
-        """The Gram matrix of one stage of the layer's forward pass (n x n, symmetric; docs/model.md section 10):
+        """The Gram matrix of one stage of the layer's forward pass (n x n, symmetric; docs/model.md section 12):
         the mean inner products <s_i, s_j> (cosine=True: the mean cosines), or their standard errors (se=True).
         stage: input, normalized, query, key, mix, attention, residual, mlp (those the model has); the run
         needs stage_grams=True."""

@@ -74,8 +74,8 @@ TEST_CASE("every shipped preset is on disk, embedded, and valid") {
     REQUIRE(embedded != nullptr);
     CHECK(*embedded == p);
   }
-  CHECK(on_disk == 27);
-  CHECK(shipped.size() == 27);  // none skipped as broken
+  CHECK(on_disk == 30);
+  CHECK(shipped.size() == 30);  // none skipped as broken
   // docs/model.md section 6 names.
   for (const char* name : {"behind-rope-fig2",
                            "behind-rope-fig4",
@@ -97,6 +97,9 @@ TEST_CASE("every shipped preset is on disk, embedded, and valid") {
                            "zuo-fig5-learned-positions",
                            "zuo-fig8-probes",
                            "ruscio-fig1-bins",
+                           "ruscio-first-token",
+                           "zuo-table1-tasks",
+                           "zuo-table6-tasks",
                            "sweep-ln-recency-sec3",
                            "sweep-ln-recency-fig5",
                            "sweep-ln-recency-fig6",

@@ -85,7 +85,7 @@ TEST_CASE("packed maps: row i holds exactly its open keys, right after row i - 1
     }
     CHECK(L.map_row(s.n) == cells);
     CHECK(L.map_cells == cells);
-    CHECK(L.per_layer == 2 * cells + 45 + 9 + 8);  // two maps, the cosines' triangle, norms, per-sample metrics
+    CHECK(L.per_layer == 2 * cells + 45 + 9 + 9);  // two maps, the cosines' triangle, norms, nine per-sample metrics
   }
 }
 

@@ -1,4 +1,4 @@
-// The Gram matrices of every stage (docs/model.md section 10): closed forms at layer 1 of both families,
+// The Gram matrices of every stage (docs/model.md section 12): closed forms at layer 1 of both families,
 // exact identities between stages, symmetry, the lane kernel against the per-sample kernel, and that
 // turning them on changes no other number.
 #include <doctest/doctest.h>

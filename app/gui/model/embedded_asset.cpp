@@ -12,7 +12,7 @@ extern const std::string_view preset_behind_rope_fig2, preset_behind_rope_fig4, 
     preset_sweep_ln_recency_sec3, preset_sweep_ln_recency_fig5, preset_sweep_ln_recency_fig6,
     preset_sweep_ln_recency_phase, preset_sweep_zuo_table5, preset_sweep_behind_rope_fig7,
     preset_sweep_ruscio_causal_bidirectional, preset_zuo_fig2_histograms, preset_zuo_fig5_learned_positions,
-    preset_zuo_fig8_probes;
+    preset_zuo_fig8_probes, preset_ruscio_first_token, preset_zuo_table1_tasks, preset_zuo_table6_tasks;
 extern const std::string_view lesson_where_position_comes_from, lesson_layernorm_recency, lesson_random_networks,
     lesson_absolute_leakage;
 }  // namespace maskscope::embedded
@@ -52,6 +52,8 @@ std::span<const EmbeddedAsset> presets() {
       {"zuo-table4", embedded::preset_zuo_table4},
       {"zuo-table5", embedded::preset_zuo_table5},
       {"zuo-table6", embedded::preset_zuo_table6},
+      {"zuo-table1-tasks", embedded::preset_zuo_table1_tasks},
+      {"zuo-table6-tasks", embedded::preset_zuo_table6_tasks},
       {"zuo-embedding-scale", embedded::preset_zuo_embedding_scale},
       {"leakage-behind-rope", embedded::preset_leakage_behind_rope},
       {"leakage-ln-recency", embedded::preset_leakage_ln_recency},
@@ -61,6 +63,7 @@ std::span<const EmbeddedAsset> presets() {
       {"zuo-fig5-learned-positions", embedded::preset_zuo_fig5_learned_positions},
       {"zuo-fig8-probes", embedded::preset_zuo_fig8_probes},
       {"ruscio-fig1-bins", embedded::preset_ruscio_fig1_bins},
+      {"ruscio-first-token", embedded::preset_ruscio_first_token},
       {"sweep-ln-recency-sec3", embedded::preset_sweep_ln_recency_sec3},
       {"sweep-ln-recency-fig5", embedded::preset_sweep_ln_recency_fig5},
       {"sweep-ln-recency-fig6", embedded::preset_sweep_ln_recency_fig6},

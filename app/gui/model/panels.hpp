@@ -20,7 +20,7 @@ namespace maskscope::gui {
 enum class Tab { attention, diagonal, h_of_j, metrics, figure, leakage, sweep, probes, histograms };
 // norm: the layer's output norms ||x_i|| per position (Chi et al.'s variance signal; Zuo et al. Table 6).
 // gram_* / cos_*: the mean inner products / cosines of one stage of the forward pass (stages.hpp, in Stage
-// order; Settings::stage_grams, docs/model.md section 10).
+// order; Settings::stage_grams, docs/model.md section 12).
 enum class Quantity {
   score,
   weight,

@@ -161,6 +161,25 @@ void random_network_controls(Settings& s) {
     ImGui::InputScalar("weight seed", ImGuiDataType_U64, &s.weight_seed, &step);
     explain_family("Seed of the fixed network.", off, kRandomWeightsOnly);
   }
+  // Given token sequences (docs/model.md section 11): a path, applied on Enter (a half-typed path is no file).
+  char path[512];
+  std::snprintf(path, sizeof path, "%s", s.tokens.c_str());
+  if (ImGui::InputTextWithHint("token file", "uniform ids (e.g. builtin:zuo-reversal)", path, sizeof path,
+                               ImGuiInputTextFlags_EnterReturnsTrue))
+    s.tokens = path;
+  explain_family(
+      "Given token sequences instead of uniform ids (docs/model.md section 11): a file with one sequence per line "
+      "(sample s reads line s mod lines), or builtin:zuo-addition, builtin:zuo-reversal, builtin:zuo-indexing, "
+      "builtin:zuo-ordering (Zuo et al.'s tasks, characters). Every line needs n tokens (n - 1 with BOS) and ids "
+      "below vocab; a bad file is named in red below. Press Enter to apply; clear it for uniform ids.",
+      off, kRandomWeightsOnly);
+  int format = static_cast<int>(s.tokens_format);
+  if (ImGui::Combo("token format", &format, "ids (numbers)\0chars (ASCII - 32)\0"))
+    s.tokens_format = static_cast<TokensFormat>(format);
+  explain_family(
+      "ids: whole numbers separated by spaces. chars: every character is a token, id = ASCII code - 32 "
+      "(vocab 95 covers all).",
+      off, kRandomWeightsOnly);
 }
 
 void model_controls(Settings& s, float label_w) {
@@ -260,6 +279,15 @@ void model_controls(Settings& s, float label_w) {
     ImGui::SliderInt("window w", &s.window, 1, s.n, "%d", ImGuiSliderFlags_AlwaysClamp);
     explain("Window width w in [1, n]: query i sees keys i - w < j <= i.");
   }
+  bool fixed_first = s.fixed_first_token();
+  if (ImGui::Checkbox(rw ? "BOS at position 0" : "fixed first token (x_0 = v)", &fixed_first))
+    s.first_token = fixed_first ? FirstToken::fixed : FirstToken::none;
+  explain(
+      "A fixed first token (docs/model.md section 10; Ruscio et al. 004 Sec. 5.1, 5.7): position 0 is the same in "
+      "every sequence, an anchor like the BOS token. Parameter-free: x_0 = v / sqrt(d), the common direction "
+      "every token leans toward (the alpha -> 1 token), so keys score higher at 0 and an attention sink forms "
+      "for alpha > 0. Random weights: position 0 holds BOS, an embedding row beyond the vocabulary (id vocab). "
+      "The Leakage tab shows the weight on key 0 and r_l = dR^2 bidirectional / dR^2 causal per layer.");
   const FamilyOnly guard(!rw);
   ImGui::Checkbox("unit-norm inputs", &s.unit_input);
   explain_family("Rescale every input x_i to unit L2 norm (Behind RoPE Sec. 3.2 assumes it; its closed forms need it).",
