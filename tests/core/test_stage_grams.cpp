@@ -167,7 +167,12 @@ TEST_CASE("stage Grams: without a residual the layer output is the mix; its cosi
 }
 
 TEST_CASE("stage Grams: turning them on changes no other number, and the grid of blocks stays the same") {
-  for (Settings s : {parameter_free(0.5), network()}) {
+  // Per-sample weights at mean 0 without RoPE take Bartlett attention's draws when the option is off and the
+  // direct draws when on (the next test): here a mean of 0.05 and a fixed network, where both take one path.
+  Settings with_mean = network(), fixed = network();
+  with_mean.init_mean = 0.05;
+  fixed.weights = WeightsMode::fixed;
+  for (Settings s : {parameter_free(0.5), with_mean, fixed}) {
     s.rope_base = s.random_weights() ? 0.0 : 10000.0;
     const auto on = run_to_end(s);
     s.stage_grams = false;
@@ -185,6 +190,20 @@ TEST_CASE("stage Grams: turning them on changes no other number, and the grid of
       for (int st = 0; st < kStageCount; ++st) CHECK(b.stages[std::size_t(st)].gram_mean.empty());
     }
   }
+}
+
+TEST_CASE("stage Grams: per-sample weights at mean 0 draw q, k and v directly, not by Bartlett's law") {
+  // Bartlett attention (random_weights_bartlett.hpp) draws q' = C G, whose Gram matrix is Wishart(n) where q's is
+  // Wishart(d_h): only q' k'^T has q k^T's law. So a run with stage Grams names the direct draws' kernel.
+  Settings s = network();
+  REQUIRE(s.head_width() >= s.n);
+  s.stage_grams = false;
+  const std::string off = kernel_name(s);
+  s.stage_grams = true;
+  const std::string on = kernel_name(s);
+  if (off.find("triangular") == std::string::npos) return;  // no per-sample x86-64-v3 path here
+  CHECK(off.find("bartlett") != std::string::npos);
+  CHECK(on.find("bartlett") == std::string::npos);
 }
 
 TEST_CASE("stage Grams: random weights, layer 1 with per-sample weights: E<q_i, q_j> = sigma^2 d E<y_i, y_j>") {
