@@ -78,8 +78,7 @@ TEST_CASE("run --stage-grams: the other numbers are the same with it on, and as 
       // A mean of 0.01: at mean 0 per-sample weights take Bartlett attention's draws, which stage Grams turn off
       // (test_stage_grams.cpp). The kernel has been renamed since, so its golden numbers are not compared.
       {"--model random_weights --n 8 --d 16 --heads 2 --layers 2 --samples 100 --seed 3 --init-mean 0.01",
-       "per-sample x86-64-v3 eigen",
-       2.351145725697279e-05, 0.06458800629421603, 0.49830357142857173},
+       "per-sample x86-64-v3 eigen", 2.351145725697279e-05, 0.06458800629421603, 0.49830357142857173},
       {"--model random_weights --n 8 --d 16 --heads 2 --layers 2 --samples 100 --seed 3 --weights fixed",
        "batched x86-64-v3", -0.00045512497585150415, 0.05989466862985864, 0.4920982142857142},
   };
