@@ -166,4 +166,9 @@ void step_runs(std::chrono::steady_clock::duration budget);
 // Runs to completion on the calling thread's behalf and returns the final snapshot.
 std::shared_ptr<const Snapshot> run_to_completion(const Settings& s);
 
+namespace detail {
+// The stepped runs alive (runner_stepped.cpp), which Run's constructor and destructor enter and leave.
+std::vector<Run*>& stepped_runs();
+}  // namespace detail
+
 }  // namespace maskscope

@@ -9,6 +9,7 @@
 #include "core/model/settings_text.hpp"
 #include "core/model/threading.hpp"
 #include "model/format.hpp"
+#include "window/live/control_helpers.hpp"
 #include "window/live/live.hpp"
 
 namespace maskscope::gui {
@@ -23,21 +24,6 @@ void explain(const char* text) {
 }
 
 namespace {
-
-// Greys the next controls when they do not apply to the chosen model family; the tooltip says why.
-struct FamilyOnly {
-  bool off;
-  explicit FamilyOnly(bool applies) : off(!applies) { ImGui::BeginDisabled(off); }
-  ~FamilyOnly() { ImGui::EndDisabled(); }
-};
-
-const char* kParameterFreeOnly =
-    "\n\n(Greyed: applies to the parameter-free model only; the random-weight network "
-    "reads token embeddings, not these inputs, and scales its scores by 1/sqrt(d_h).)";
-const char* kRandomWeightsOnly = "\n\n(Greyed: applies to the random-weight network only; choose it under 'model'.)";
-
-// Explains the last item, adding why it is greyed when it is.
-void explain_family(const std::string& text, bool off, const char* why) { explain((off ? text + why : text).c_str()); }
 
 void family_controls(Settings& s) {
   int model = static_cast<int>(s.model);
@@ -316,81 +302,6 @@ void monte_carlo_controls(Controller& controller, Settings& s) {
   int threads = s.threads == 0 ? hw : s.threads;
   if (ImGui::SliderInt("threads", &threads, 1, hw, "%d", ImGuiSliderFlags_AlwaysClamp)) s.threads = threads;
   explain("Worker threads (1 to the machine's cores). Changes speed only, never the numbers.");
-}
-
-namespace {
-// The show list's words for q in this family.
-std::string show_label(Quantity q, const Settings& s) {
-  switch (q) {
-    case Quantity::score: return "scores S";
-    case Quantity::weight: return "weights A";
-    case Quantity::cosine: return "cosine of outputs";
-    case Quantity::norm: return "norms of outputs";
-    default: return stage_quantity_label(q, s.random_weights());
-  }
-}
-}  // namespace
-
-void view_controls(ViewOptions& view, const Settings& s) {
-  if (ImGui::BeginCombo("show", show_label(view.quantity, s).c_str())) {
-    for (const auto& [q, name] : kQuantityNames) {
-      if (!family_has(s, q)) continue;  // stages this family lacks (keys, W_O and the MLP of the network)
-      if (q == Quantity::gram_input) ImGui::Separator();
-      if (ImGui::Selectable(show_label(q, s).c_str(), q == view.quantity)) view.quantity = q;
-    }
-    ImGui::EndCombo();
-  }
-  explain(
-      "Scores S = scale Q K^T (pre-softmax), weights A = softmax(S), the cosine similarity of the layer's "
-      "outputs (Zuo et al., whose adjacency score reads it), or their norms ||x_i|| per position (Chi et al.'s "
-      "variance signal; Zuo et al. Table 6). For the random-weight network, cosines and norms start at layer 0, "
-      "the embeddings.\n\nGram / cos: the mean inner products <s_i, s_j> or cosines of one stage of each layer "
-      "(Behind RoPE Fig. 3 and 8): the input, Norm(x), queries and keys, the attention's mix before W_O, its "
-      "output after W_O, after the residual and after the MLP. The scores stage is S itself. Picking one turns "
-      "on the stage Gram matrices (the run restarts; they cost n^2 d per stage and sample).");
-  {
-    const bool heads = s.random_weights() && s.heads > 1;
-    const FamilyOnly guard(heads && (view.quantity == Quantity::score || view.quantity == Quantity::weight));
-    if (!heads) view.head = -1;
-    view.head = std::min(view.head, s.heads - 1);
-    int h = view.head + 1;
-    if (ImGui::SliderInt("head", &h, 0, std::max(1, s.heads), h == 0 ? "mean of heads" : "head %d",
-                         ImGuiSliderFlags_AlwaysClamp))
-      view.head = h - 1;
-    explain_family(
-        "Score and weight maps and RP of one head, or their mean over heads (0). Cosines and norms belong "
-        "to the layer, not to a head.",
-        guard.off, "\n\n(Greyed: needs the random-weight network with several heads, showing S or A.)");
-  }
-  int range = static_cast<int>(view.range);
-  if (ImGui::Combo("colour range", &range, "all cells\0visible cells\0robust (1%-99%)\0"))
-    view.range = static_cast<RangeMode>(range);
-  explain(
-      "all cells: min to max, so one large cell (the (0,0) score sqrt(d)) can swamp the rest; visible: "
-      "leaves out the hidden diagonal; robust: the 1% and 99% quantiles of the visible cells. Clipped "
-      "values are marked by triangles on the colorbar.");
-  int seq = static_cast<int>(view.sequential);
-  if (ImGui::Combo("colormap", &seq, "rocket\0viridis\0magma\0")) view.sequential = static_cast<ColormapId>(seq);
-  explain("Sequential map for scores, weights and cosines (perceptually uniform, from matplotlib / seaborn).");
-  int div = static_cast<int>(view.diverging) - static_cast<int>(ColormapId::rdbu);
-  if (ImGui::Combo("diverging", &div, "RdBu\0coolwarm\0"))
-    view.diverging = static_cast<ColormapId>(div + static_cast<int>(ColormapId::rdbu));
-  explain("Diverging map, centred on 0, for the diagonal-normalized view.");
-  ImGui::Checkbox("hide diagonal (except row 0)", &view.hide_diagonal);
-  explain(
-      "Mask the diagonal, as LN-recency Fig. 1 does: S_ii = ||y_i||^2 scale dominates every row. Row 0 keeps "
-      "its only cell. For cosines the whole diagonal (always 1) is hidden.");
-  ImGui::Checkbox("grey noise (|value| < 2 SE)", &view.grey_noise);
-  explain(
-      "In the diagonal-normalized view, grey the cells whose value is within 2 standard errors of 0, so "
-      "that noise looks like noise and not like structure.");
-  ImGui::Checkbox("one colour range for all layers", &view.shared_range);
-  explain("Share one range across the layer panels, so colours compare across layers.");
-  if (ImGui::Checkbox("light theme", &view.light_theme)) {
-    if (view.light_theme) ImGui::StyleColorsLight();
-    else ImGui::StyleColorsDark();
-  }
-  explain("Light theme: better on projectors and in screenshots for slides.");
 }
 
 }  // namespace
