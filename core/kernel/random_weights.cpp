@@ -115,6 +115,13 @@ MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void gram_rows(const float* Y, int n, 
 // registers instead of on the stack.
 MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void gelu_rows(float* u, std::size_t count) { gelu_inplace(u, count); }
 
+// out = C Z for the lower triangular factor C (rw::lower_gemm), as a function of its own for the same
+// reason: inlined into run_samples, its blocks' loops reloaded their strides from the stack.
+MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void lower_rows(const float* C, int n, const float* Z, std::size_t zs, int cols,
+                                                         float* out, std::size_t os) {
+  rw::lower_gemm(C, n, Z, zs, cols, out, os);
+}
+
 // w.chol (n x n, row-major, lower) = s L with L L^T = Y Y^T for the n rows of Y (`inner` columns): the
 // Cholesky factor of the Gram matrix in double; a direction with no variance left (a repeated token's
 // row) gets a zero column.
@@ -155,7 +162,7 @@ MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void gelu_rows(float* u, std::size_t c
   const float* chol = gram_factor(k, w, Y, inner, s);
   float* noise = w.noise.data();
   rng.normals(noise, std::size_t(n) * m);
-  rw::lower_gemm(chol, n, noise, std::size_t(m), m, out, std::size_t(m));
+  lower_rows(chol, n, noise, std::size_t(m), m, out, std::size_t(m));
   if (mu != 0.0f)
     for (int i = 0; i < n; ++i) {
       const float shift = mu * kernel::sum_of(Y + std::size_t(i) * inner, inner);

@@ -38,7 +38,7 @@ struct Network {
 std::shared_ptr<const Network> fixed_network(const Settings& s);
 
 // GELU with erf, 0.5 x (1 + erf(x / sqrt 2)) (Hendrycks & Gimpel), as the kernel computes it:
-// erf from Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7). For tests.
+// erf from Abramowitz & Stegun 7.1.28 (absolute error <= 3e-7). For tests.
 float gelu(float x);
 
 // One head's Bartlett rows (random_weights_bartlett.hpp) for the n rows Y (row-major, `inner` columns)

@@ -73,13 +73,25 @@ template <int R, int V>
     for (int v = 0; v < V; ++v) store(out + std::size_t(i0 + r) * os + j + 8 * v, acc[r][v]);
 }
 
+// The rows n % 6 left over from blocks of 6 are the first ones, whose sums are the shortest: the long
+// sums of the last rows run in whole blocks (n 22: rows 0-3 in a block of 4, then 4-9, 10-15, 16-21; with the
+// leftover rows last, a quarter of the products ran in blocks of 2 at about half the speed). A block's
+// extra products are by the zeros above the diagonal, exact in a fused multiply-add: the same bits.
 template <int V>
 [[gnu::always_inline]] inline void lower_panel(const float* C, int n, const float* Z, std::size_t zs, int j, float* out,
                                                std::size_t os) {
   int i = 0;
+  const int rest = n % 6;
+  if (rest >= 4) {
+    lower_block<4, V>(C, n, Z, zs, i, j, out, os);
+    i += 4;
+  }
+  if (rest - i >= 2) {
+    lower_block<2, V>(C, n, Z, zs, i, j, out, os);
+    i += 2;
+  }
+  if (rest - i == 1) lower_block<1, V>(C, n, Z, zs, i++, j, out, os);
   for (; i + 6 <= n; i += 6) lower_block<6, V>(C, n, Z, zs, i, j, out, os);
-  for (; i + 2 <= n; i += 2) lower_block<2, V>(C, n, Z, zs, i, j, out, os);
-  for (; i < n; ++i) lower_block<1, V>(C, n, Z, zs, i, j, out, os);
 }
 
 // out (n x cols, row stride os) = C Z for C lower triangular (n x n) and Z (n x cols, row stride zs): the
@@ -98,15 +110,23 @@ template <int V>
     }
 }
 
-// erf (Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7) and GELU, 8 lanes.
+// erf (Abramowitz & Stegun 7.1.28, |error| <= 3e-7): 1 - 1 / (1 + a1 x + ... + a6 x^6)^16 for x >= 0, odd.
+// A polynomial, four squarings and one division, about 20 operations a vector against 7.1.26's 45 with its
+// exponential (GELU took 14% of the per-sample kernel). For large |x| the 16th power overflows to
+// infinity and the result is exactly 1.
 [[gnu::always_inline]] inline f8 erf8(f8 x) {
   const f8 ax = x < 0.0f ? -x : x;
-  const f8 t = 1.0f / (1.0f + 0.3275911f * ax);
-  f8 p = 1.061405429f * t - 1.453152027f;
-  p = p * t + 1.421413741f;
-  p = p * t - 0.284496736f;
-  p = p * t + 0.254829592f;
-  const f8 e = 1.0f - p * t * simd::exp_nonpositive(-(ax * ax));
+  f8 p = 4.30638e-5f * ax + 2.765672e-4f;
+  p = p * ax + 1.520143e-4f;
+  p = p * ax + 9.2705272e-3f;
+  p = p * ax + 4.22820123e-2f;
+  p = p * ax + 7.05230784e-2f;
+  p = p * ax + 1.0f;
+  p = p * p;
+  p = p * p;
+  p = p * p;
+  p = p * p;
+  const f8 e = 1.0f - 1.0f / p;
   return x < 0.0f ? -e : e;
 }
 

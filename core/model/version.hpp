@@ -2,5 +2,5 @@
 #pragma once
 
 namespace maskscope {
-inline constexpr const char* kVersion = "0.5.0";
+inline constexpr const char* kVersion = "0.6.0";
 }
