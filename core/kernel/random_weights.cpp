@@ -117,8 +117,8 @@ MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void gelu_rows(float* u, std::size_t c
 
 // out = C Z for the lower triangular factor C (rw::lower_gemm), as a function of its own for the same
 // reason: inlined into run_samples, its blocks' loops reloaded their strides from the stack.
-MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void lower_rows(const float* C, int n, const float* Z, std::size_t zs, int cols,
-                                                         float* out, std::size_t os) {
+MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void lower_rows(const float* C, int n, const float* Z, std::size_t zs,
+                                                          int cols, float* out, std::size_t os) {
   rw::lower_gemm(C, n, Z, zs, cols, out, os);
 }
 
