@@ -1,7 +1,7 @@
 // The parameter-free kernel with samples across SIMD lanes (structure of arrays): sixteen samples
-// at a time with AVX-512, eight with AVX2, each in its own lane of every vector, so that no step
-// needs a horizontal sum and rows as short as n = 10 fill whole registers. Used where it is faster (small n and width,
-// `use_lane_kernel`); the per-sample kernel of simulator.cpp serves the rest. Internal to core/.
+// at a time with AVX-512, eight with AVX2 and at the portable level, each in its own lane of every vector, so that no
+// step needs a horizontal sum and rows as short as n = 10 fill whole registers. Used where it is faster (small n and
+// width, `use_lane_kernel`); the per-sample kernel of simulator.cpp serves the rest. Internal to core/.
 #pragma once
 
 #include <atomic>
