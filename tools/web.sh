@@ -2,7 +2,7 @@
 # The window in the browser (docs/web.md): installs Emscripten and what the page needs from Debian 12,
 # fetches Dear ImGui 1.86's sources (its Debian source package; never checked in) and builds the static
 # folder build-web/site/ (index.html, maskscope.js, .wasm, .worker.js, .data, and the one-thread page's
-# maskscope1.js, .wasm, .data).
+# maskscope1.js and .wasm; both pages load maskscope.data).
 #   bash tools/web.sh            build (again: only what changed)
 #   bash tools/web.sh --serve    serve build-web/site on http://localhost:8037/ with the headers threads need
 #   bash tools/web.sh --install  only install (also Chromium and python3-websocket for the web_page test);

@@ -90,6 +90,12 @@ function(maskscope_web_app target)
                                           -Wno-pthreads-mem-growth)
   else()
     set_target_properties(${target} PROPERTIES OUTPUT_NAME maskscope1)  # beside the threaded page's files
+    # Its data package equals the threaded page's (tools/web.sh builds that first): index.html's locateFile
+    # loads maskscope.data for both, so the copy goes (the build fails if the two ever differ).
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND ${CMAKE_COMMAND} -E compare_files ${site}/maskscope.data ${site}/maskscope1.data
+      COMMAND ${CMAKE_COMMAND} -E rm ${site}/maskscope1.data
+      VERBATIM)
   endif()
   target_link_options(${target} PRIVATE
     -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2
