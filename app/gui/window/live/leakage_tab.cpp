@@ -191,24 +191,26 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
   ImGui::SameLine();
   if (!causal) {
     ImGui::TextDisabled("  The live run is bidirectional: the causal-mask share needs the causal mask (Ruscio Eq. 5).");
-  } else if (b && std::isfinite(b->delta_r2) && !std::isfinite(residual_stream_share(*b, c).value)) {
-    ImGui::TextDisabled("  causal-mask share: n/a (the causal dR^2 is within 3 SE of 0)");
-  } else if (b && std::isfinite(b->delta_r2) && residual_stream_share(*b, c).value > 1.0) {
-    // 1 - r_l < 0: the twin without the mask leaks more (a fixed first token, issue 36): no share to show.
-    const ResidualShare r = residual_stream_share(*b, c);
-    ImGui::Text("  causal-mask share: none (r_l = %s > 1)", value_with_se(r.value, r.se).c_str());
-    explain(
-        "Ruscio et al. Eq. 5's share, 1 - r_l, is below 0: without the mask the position leaks more than with it "
-        "(r_l = dR^2 bidirectional / dR^2 causal > 1), so the mask causes none of it. A fixed first token does "
-        "this in the parameter-free model: the anchor, not the mask's denominator, carries position.");
   } else if (b && std::isfinite(b->delta_r2)) {
+    // r_l = dR^2 bidirectional / dR^2 causal, NaN unless the causal dR^2 exceeds 3 SE (as the CLI's table).
     const ResidualShare r = residual_stream_share(*b, c);
-    ImGui::Text("  causal-mask share %.1f%% (r_l %s)", 100.0 * (1.0 - r.value), value_with_se(r.value, r.se).c_str());
-    explain(
-        "Ruscio et al. Eq. 5: 1 - dR^2 (bidirectional) / dR^2 (causal), the part of the leakage that the causal "
-        "mask's growing softmax denominator causes; the rest comes from the residual stream. Real LLMs: 65-91% "
-        "(004, Table 6). In the parameter-free model the residual stream carries no position without the mask, so "
-        "the share is close to 100%.");
+    if (!std::isfinite(r.value)) {
+      ImGui::TextDisabled("  causal-mask share: n/a (the causal dR^2 is within 3 SE of 0)");
+    } else if (r.value > 1.0) {
+      // 1 - r_l < 0: the twin without the mask leaks more (a fixed first token, issue 36): no share to show.
+      ImGui::Text("  causal-mask share: none (r_l = %s > 1)", value_with_se(r.value, r.se).c_str());
+      explain(
+          "Ruscio et al. Eq. 5's share, 1 - r_l, is below 0: without the mask the position leaks more than with it "
+          "(r_l = dR^2 bidirectional / dR^2 causal > 1), so the mask causes none of it. A fixed first token does "
+          "this in the parameter-free model: the anchor, not the mask's denominator, carries position.");
+    } else {
+      ImGui::Text("  causal-mask share %.1f%% (r_l %s)", 100.0 * (1.0 - r.value), value_with_se(r.value, r.se).c_str());
+      explain(
+          "Ruscio et al. Eq. 5: 1 - dR^2 (bidirectional) / dR^2 (causal), the part of the leakage that the causal "
+          "mask's growing softmax denominator causes; the rest comes from the residual stream. Real LLMs: 65-91% "
+          "(004, Table 6). In the parameter-free model the residual stream carries no position without the mask, "
+          "so the share is close to 100%.");
+    }
   } else if (!allow_twin) {
     ImGui::TextDisabled(
         "  causal-mask share: n/a (a model's tensors have no bidirectional twin; export it with a bidirectional mask)");
