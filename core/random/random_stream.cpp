@@ -1,6 +1,6 @@
 // Philox4x32-10 on 16 counters at once and Box-Muller normals (random_stream.hpp). The vector code
-// (random_stream_body.inc) is compiled for baseline x86-64 and for x86-64-v3 (AVX2), and picked at
-// run time. This file is compiled with -ffp-contract=off (CMakeLists.txt): both levels round the
+// (random_stream_body.inc) is compiled for baseline x86-64, x86-64-v3 (AVX2) and x86-64-v4 (AVX-512 on
+// the same 8-lane vectors), and picked at run time. This file is compiled with -ffp-contract=off (CMakeLists.txt): both levels round the
 // same way, so the normals are bit-identical on AVX-512, AVX2 and baseline x86-64.
 #include "core/random/random_stream.hpp"
 
@@ -39,24 +39,36 @@ namespace v3 {
 #undef MASKSCOPE_SAMPLER_PMULUDQ
 }  // namespace v3
 #pragma GCC pop_options
+// The same 8-lane code with AVX-512's 32 vector registers and three-input logic: four Philox chains
+// (groups64) stay in registers. Wider vectors were slower on Zen 4, which splits them in two.
+#pragma GCC push_options
+#pragma GCC target("arch=x86-64-v4")
+namespace v4 {
+#define MASKSCOPE_SAMPLER_PMULUDQ 1
+#include "core/random/random_stream_body.inc"
+#undef MASKSCOPE_SAMPLER_PMULUDQ
+}  // namespace v4
+#pragma GCC pop_options
 #endif
 
 struct SamplerLevel {
   const char* name;
   void (*group64)(std::uint64_t, std::uint64_t, std::uint64_t, float*);
   void (*group32)(std::uint64_t, std::uint64_t, std::uint64_t, float*);
+  void (*groups64)(std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, float*);
   void (*lanes16)(std::uint64_t, std::uint64_t, std::uint32_t, float*);
 };
 
-const SamplerLevel kBase{"x86-64", base::group64, base::group32, base::lanes16};
+const SamplerLevel kBase{"x86-64", base::group64, base::group32, base::groups64, base::lanes16};
 
-// The best level this processor runs (AVX-512 machines take the AVX2 code: the sampler works on
-// 8-lane vectors either way).
+// The best level this processor runs (on 8-lane vectors at every level).
 const SamplerLevel& sampler_level() {
 #if MASKSCOPE_SAMPLER_LEVELS
-  static const SamplerLevel v3_level{"x86-64-v3", v3::group64, v3::group32, v3::lanes16};
+  static const SamplerLevel v3_level{"x86-64-v3", v3::group64, v3::group32, v3::groups64, v3::lanes16};
+  static const SamplerLevel v4_level{"x86-64-v4", v4::group64, v4::group32, v4::groups64, v4::lanes16};
   static const SamplerLevel& best = []() -> const SamplerLevel& {
     __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v4")) return v4_level;
     return __builtin_cpu_supports("x86-64-v3") ? v3_level : kBase;
   }();
   return best;
@@ -84,6 +96,10 @@ void normal_group(std::uint64_t seed, std::uint64_t sample, std::uint64_t group,
   sampler_level().group64(seed, sample, group, out);
 }
 
+void normal_groups(std::uint64_t seed, std::uint64_t sample, std::uint64_t group0, std::uint64_t count, float* out) {
+  sampler_level().groups64(seed, sample, group0, count, out);
+}
+
 void normal_group_head(std::uint64_t seed, std::uint64_t sample, std::uint64_t group, float* out) {
   sampler_level().group32(seed, sample, group, out);
 }
@@ -102,8 +118,10 @@ std::string sampler_isa() { return sampler_level().name; }
 
 void SampleStream::normals(float* out, std::size_t count) {
   float group[64];
-  std::size_t done = 0;
   std::uint64_t g = position_ / 64;
+  std::size_t done = count / 64 * 64;  // whole groups at once, then the last part of one
+  if (done > 0) normal_groups(seed_, sample_, g, done / 64, out);
+  g += done / 64;
   while (done < count) {
     const std::size_t take = count - done < 64 ? count - done : 64;
     if (take == 64) {

@@ -92,6 +92,34 @@ TEST_CASE("the sampler gives the same bits on the baseline level as on the one i
     }
 }
 
+TEST_CASE("normal_groups gives normal_group's bits for every group it covers, from any first group") {
+  const std::uint64_t seed = 0x5eed'0000'0000'0042ull;
+  for (std::uint64_t sample : {0ull, 7ull, (1ull << 32) + 5}) {
+    for (std::uint64_t first : {0ull, 1ull, 999ull}) {
+      for (std::uint64_t count = 1; count <= 5; ++count) {  // pairs of groups, and one left over
+        std::vector<float> bulk(64 * count + 1, 7.0f), one(64);
+        normal_groups(seed, sample, first, count, bulk.data());
+        CAPTURE(sample);
+        CAPTURE(first);
+        CAPTURE(count);
+        for (std::uint64_t g = 0; g < count; ++g) {
+          normal_group(seed, sample, first + g, one.data());
+          CHECK(std::memcmp(one.data(), bulk.data() + 64 * g, sizeof(float) * 64) == 0);
+        }
+        CHECK(bulk.back() == 7.0f);  // nothing written past the last group
+      }
+    }
+  }
+  // SampleStream::normals takes whole groups at once: a request of 3 groups and 5 normals equals
+  // group-by-group draws.
+  SampleStream a(seed, 11);
+  std::vector<float> got(64 * 3 + 5), ref(64 * 4);
+  a.normals(got.data(), got.size());
+  for (std::uint64_t g = 0; g < 4; ++g) normal_group(seed, 11, g, ref.data() + 64 * g);
+  CHECK(std::memcmp(got.data(), ref.data(), sizeof(float) * got.size()) == 0);
+  CHECK(a.normal_position() == 256);
+}
+
 TEST_CASE("normals: moments, tails and Kolmogorov-Smirnov at 10^7 draws; no correlation across samples") {
   const std::size_t per_sample = 128, samples = 80'000;  // 1.024e7 draws
   std::vector<float> x(per_sample * samples);
