@@ -234,8 +234,15 @@ std::string kernel_name(const Settings& s, KernelChoice kernel) {
   // multiply-adds rounded twice (lane_vectors.inc), other bits.
   if (runs_in_lanes(s, input_basis(s), kernel)) return lane_isa() == kPortableLevel ? "lanes-8 unfused" : "lanes-8";
   // A fixed random-weight network on AVX2: Eigen's products on batches of samples (random_weights_batched.hpp).
-  if (s.random_weights() && kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s))
+  // Without target clones (the sanitizer builds) the steps between the products run at baseline x86-64, without
+  // fused multiply-adds: other bits, so another name.
+  if (s.random_weights() && kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s)) {
+#if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
     return "batched x86-64-v3";
+#else
+    return "batched x86-64";
+#endif
+  }
   // Per-sample weights: the draws' triangular factors times their normals (random_weights_math.hpp), and at
   // mean 0 without RoPE the heads from Bartlett factors (random_weights_bartlett.hpp).
   const char* bartlett = "";
