@@ -37,9 +37,9 @@ bool runs_in_lanes(const Settings& s, const InputBasis& basis, KernelChoice kern
 // (.msum) and results: "lanes-8" (AVX2 and AVX-512: both levels and batch widths give the same bits),
 // "lanes-8 unfused" (the portable level: baseline x86-64 when chosen, WebAssembly), "per-sample
 // x86-64-v3" (AVX2 and FMA) or "per-sample x86-64" (no FMA); random weights: "batched x86-64-v3" (a fixed
-// network on AVX2; "batched x86-64" in builds without target clones, the sanitizers'), and per-sample weights the per-sample names with " triangular" (their draws' products)
-// or " triangular bartlett" (Bartlett attention, random_weights_bartlett.hpp). Runs agree bit for bit
-// only within one kernel name.
+// network on AVX2; "batched x86-64" in builds without target clones, the sanitizers'), and per-sample weights the
+// per-sample names with " triangular" (their draws' products) or " triangular bartlett" (Bartlett attention,
+// random_weights_bartlett.hpp). Runs agree bit for bit only within one kernel name.
 std::string kernel_name(const Settings& s, KernelChoice kernel = KernelChoice::automatic);
 
 class LaneKernel {
