@@ -1,7 +1,7 @@
 // Philox4x32-10 on 16 counters at once and Box-Muller normals (random_stream.hpp). The vector code
 // (random_stream_body.inc) is compiled for baseline x86-64, x86-64-v3 (AVX2) and x86-64-v4 (AVX-512 on
-// the same 8-lane vectors), and picked at run time. This file is compiled with -ffp-contract=off (CMakeLists.txt): both
-// levels round the same way, so the normals are bit-identical on AVX-512, AVX2 and baseline x86-64.
+// the same 8-lane vectors), and picked at run time. This file is compiled with -ffp-contract=off
+// (CMakeLists.txt): every level rounds the same way, so the normals are bit-identical on all three.
 #include "core/random/random_stream.hpp"
 
 #include <cmath>
