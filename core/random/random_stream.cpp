@@ -117,21 +117,15 @@ void normal_group_at(const std::string& level, std::uint64_t seed, std::uint64_t
 std::string sampler_isa() { return sampler_level().name; }
 
 void SampleStream::normals(float* out, std::size_t count) {
-  float group[64];
   std::uint64_t g = position_ / 64;
-  std::size_t done = count / 64 * 64;  // whole groups at once, then the last part of one
-  if (done > 0) normal_groups(seed_, sample_, g, done / 64, out);
-  g += done / 64;
-  while (done < count) {
-    const std::size_t take = count - done < 64 ? count - done : 64;
-    if (take == 64) {
-      normal_group(seed_, sample_, g, out + done);
-    } else {
-      if (take <= 32) normal_group_head(seed_, sample_, g, group);
-      else normal_group(seed_, sample_, g, group);
-      std::memcpy(out + done, group, take * sizeof(float));
-    }
-    done += take;
+  const std::size_t whole = count / 64, rest = count % 64;  // whole groups at once, then part of one
+  if (whole > 0) normal_groups(seed_, sample_, g, whole, out);
+  g += whole;
+  if (rest > 0) {
+    float group[64];
+    if (rest <= 32) normal_group_head(seed_, sample_, g, group);
+    else normal_group(seed_, sample_, g, group);
+    std::memcpy(out + 64 * whole, group, rest * sizeof(float));
     ++g;
   }
   position_ = g * 64;
