@@ -2,7 +2,7 @@
 # Installs maskscope's Debian 12 build and test dependencies (skips when all are present).
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ninja-build ccache
   nlohmann-json3-dev libcli11-dev doctest-dev
   libimgui-dev libglfw3-dev libepoxy-dev libstb-dev fonts-dejavu-core
   libcairo2-dev libxml2-utils libxml2-dev xdotool
