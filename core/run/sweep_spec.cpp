@@ -132,6 +132,45 @@ SweepAxis parse_sweep_axis(const std::string& spec) {
   return axis;
 }
 
+namespace {
+
+// Point p's value index on each axis (the first axis outermost), and its values as "alpha=0.5, d=16".
+std::vector<std::size_t> point_index(const std::vector<SweepAxis>& axes, std::size_t p) {
+  std::vector<std::size_t> index(axes.size());
+  for (std::size_t a = axes.size(); a-- > 0;) {
+    index[a] = p % axes[a].values.size();
+    p /= axes[a].values.size();
+  }
+  return index;
+}
+std::string point_where(const std::vector<SweepAxis>& axes, std::size_t p) {
+  const std::vector<std::size_t> index = point_index(axes, p);
+  std::string where;
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    where += (where.empty() ? "" : ", ") + axes[a].key + "=" + axes[a].values[index[a]];
+  return where;
+}
+
+}  // namespace
+
+std::size_t sweep_point_count(const std::vector<SweepAxis>& axes) {
+  std::size_t total = 1;
+  for (const SweepAxis& a : axes) total = a.values.empty() || total > kSweepMaxPoints ? 0 : total * a.values.size();
+  return axes.empty() ? 0 : total;
+}
+
+Settings sweep_point_settings(const Settings& base, const std::vector<SweepAxis>& axes, bool gamma_given,
+                              std::size_t p) {
+  const bool gamma_swept = std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) { return a.key == "gamma"; });
+  Settings s = base;
+  const std::vector<std::size_t> index = point_index(axes, p);
+  try {
+    for (std::size_t a = 0; a < axes.size(); ++a) setting_from_text(axes[a].key, axes[a].values[index[a]], s);
+  } catch (const std::exception& e) { throw std::runtime_error("the point " + point_where(axes, p) + ": " + e.what()); }
+  apply_family_default_gamma(s, base.random_weights(), gamma_given || gamma_swept);
+  return s;
+}
+
 std::vector<Settings> sweep_points(const Settings& base, const std::vector<SweepAxis>& axes, bool gamma_given) {
   if (axes.empty() || axes.size() > kSweepMaxAxes)
     throw std::runtime_error("a sweep has 1 or 2 swept settings, not " + std::to_string(axes.size()));
@@ -143,24 +182,11 @@ std::vector<Settings> sweep_points(const Settings& base, const std::vector<Sweep
   }
   if (total > kSweepMaxPoints)
     throw std::runtime_error(std::to_string(total) + " points; valid: at most " + std::to_string(kSweepMaxPoints));
-  const bool gamma_swept = std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) { return a.key == "gamma"; });
   std::vector<Settings> points;
   points.reserve(total);
   for (std::size_t p = 0; p < total; ++p) {
-    Settings s = base;
-    std::size_t rest = p;
-    std::vector<std::size_t> index(axes.size());
-    for (std::size_t a = axes.size(); a-- > 0;) {
-      index[a] = rest % axes[a].values.size();
-      rest /= axes[a].values.size();
-    }
-    std::string where;
-    for (std::size_t a = 0; a < axes.size(); ++a)
-      where += (where.empty() ? "" : ", ") + axes[a].key + "=" + axes[a].values[index[a]];
-    try {
-      for (std::size_t a = 0; a < axes.size(); ++a) setting_from_text(axes[a].key, axes[a].values[index[a]], s);
-    } catch (const std::exception& e) { throw std::runtime_error("the point " + where + ": " + e.what()); }
-    apply_family_default_gamma(s, base.random_weights(), gamma_given || gamma_swept);
+    const Settings s = sweep_point_settings(base, axes, gamma_given, p);
+    const std::string where = point_where(axes, p);
     // A setting of the other model family would be silently ignored: refuse it, as `run` does.
     for (const SweepAxis& a : axes)
       if (const std::optional<Model> family = setting_family(a.key); family && *family != s.model)
