@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "core/formats/result_json.hpp"
+#include "core/model/input_file.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/model/input_file.hpp"
 #include "core/model/strict_number.hpp"
@@ -81,14 +82,19 @@ void finish_probe(ProbeFlags& f, const CLI::App& cmd, ProbeRequest& r, std::vect
   }
   if (cmd.count("--features")) {
     r.features.clear();
-    std::stringstream list(f.features);
-    for (std::string item; std::getline(list, item, ',');) {
+    // Every item between commas, the empty ones too ("x," and "x,,var" are refused, not read as "x").
+    for (std::size_t at = 0;;) {
+      const std::size_t comma = f.features.find(',', at);
+      const std::string item = f.features.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      at = comma + 1;
       const auto feature = parse_probe_feature(item);
-      if (!feature) {
-        errors.push_back({"features", "'" + item + "' is not a feature; valid: a comma-separated list of x, var, sim"});
-        continue;
-      }
-      if (std::find(r.features.begin(), r.features.end(), *feature) == r.features.end()) r.features.push_back(*feature);
+      if (!feature)
+        errors.push_back({"features", (item.empty() ? std::string("an empty item in '") + printable(f.features) + "'"
+                                                    : "'" + printable(item) + "' is not a feature") +
+                                          "; valid: a comma-separated list of x, var, sim"});
+      else if (std::find(r.features.begin(), r.features.end(), *feature) == r.features.end())
+        r.features.push_back(*feature);
+      if (comma == std::string::npos) break;
     }
   }
   r.probe.seed = f.run.s.seed;

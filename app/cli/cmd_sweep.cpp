@@ -210,7 +210,7 @@ int cmd_sweep(SweepFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
   // A shard, or this rank's points: what `merge` joins. Rank 0 joins every rank's into the shard's (or the
   // whole sweep's) points, as `merge` joins files, and writes them.
   const nlohmann::json identity =
-      sweep_identity(axes, metric, f.se, f.run.s, points.size(), kernel_name(points.front()));
+      sweep_identity(axes, metric, f.se, f.run.s, cmd.count("--gamma") > 0, points.size(), kernel_name(points.front()));
   SweepShard part = make_sweep_shard(identity, f.run.shard_k, f.run.shard_n, mine, axes, metric, *state);
   if (!mpi.active()) return emit(f.run.out, sweep_shard_text(part));
   const std::vector<std::string> texts = mpi_gather_text(mpi, sweep_shard_text(part));

@@ -81,6 +81,10 @@ std::vector<SettingError> validate(const Settings& s) {
     if (s.pos_std && (!std::isfinite(*s.pos_std) || *s.pos_std < 0.0 || *s.pos_std > Limits::init_std_max))
       add("pos_std",
           "pos_std must be a number in " + range_text(0.0, Limits::init_std_max) + " (or unset: the embedding std)");
+    else if (s.pos_std && s.pos_embedding != PosEmbedding::learned)
+      add("pos_std", "pos_std is the std of the learned position table, and pos_embedding is " +
+                         std::string(to_string(s.pos_embedding)) +
+                         "; valid: pos_std with pos_embedding learned, or no pos_std");
     if (s.vocab >= Limits::vocab_min && s.vocab <= Limits::vocab_max && s.n >= Limits::n_min && s.n <= Limits::n_max)
       for (SettingError& e : check_token_file(s)) errors.push_back(std::move(e));
   } else {

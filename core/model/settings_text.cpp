@@ -43,7 +43,8 @@ constexpr SettingFlag kSettingFlags[] = {
     {"pos-embedding", "pos_embedding",
      "none (NoPE) | learned (an absolute position table added to the embeddings, Zuo et al. Fig. 5)",
      SettingValue::name},
-    {"pos-std", "pos_std", "std of the learned position table [0, 100] (default: the embedding std)",
+    {"pos-std", "pos_std",
+     "std of the learned position table [0, 100] (default: the embedding std); needs pos-embedding learned",
      SettingValue::real},
     {"histograms", "histograms",
      "bins of the cosine-difference and per-sample adjacency / RP histograms (Zuo et al. Fig. 2, 13); 0 = off, "

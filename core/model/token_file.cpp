@@ -2,14 +2,15 @@
 #include "core/model/token_file.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <charconv>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <stdexcept>
 #include <tuple>
+
+#include "core/model/input_file.hpp"
 
 namespace maskscope {
 
@@ -31,7 +32,10 @@ const Builtin kBuiltins[] = {{"zuo-addition", &embedded::tokens_zuo_addition},
                              {"zuo-indexing", &embedded::tokens_zuo_indexing},
                              {"zuo-ordering", &embedded::tokens_zuo_ordering}};
 
-std::string line_label(const std::string& name, int line) { return name + " line " + std::to_string(line); }
+// The file's name in messages: escaped (printable), as everything else a message quotes from input.
+std::string line_label(const std::string& name, int line) {
+  return printable(name, 200) + " line " + std::to_string(line);
+}
 
 // One line's tokens.
 void parse_line(std::string_view line, TokensFormat format, const std::string& name, int number,
@@ -61,7 +65,7 @@ void parse_line(std::string_view line, TokensFormat format, const std::string& n
     const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), id);
     if (ec != std::errc() || ptr != word.data() + word.size() || id < 0 || id >= kMaxId)
       throw std::runtime_error(line_label(name, number) + ", token " + std::to_string(out.size() + 1) + ": '" +
-                               std::string(word) +
+                               printable(word) +
                                "' is not a token id; valid: whole numbers in [0, 10^9) separated by spaces "
                                "(below vocab; tokens_format chars reads characters)");
     out.push_back(id);
@@ -99,7 +103,8 @@ TokenSequences parse_token_sequences(std::string_view text, TokensFormat format,
     ++t.lines;
     at = end + 1;
   }
-  if (t.lines == 0) throw std::runtime_error(name + " holds no token sequence (an empty file); one sequence per line");
+  if (t.lines == 0)
+    throw std::runtime_error(printable(name, 200) + " holds no token sequence (an empty file); one sequence per line");
   return t;
 }
 
@@ -123,12 +128,19 @@ std::shared_ptr<const TokenSequences> load_token_sequences(const std::string& pa
       }
     std::string valid;
     for (const Builtin& b : kBuiltins) valid += (valid.empty() ? "" : ", ") + std::string(kBuiltin) + b.name;
-    throw std::runtime_error("'" + path + "' is not a built-in token file; valid: " + valid);
+    throw std::runtime_error("'" + printable(path) + "' is not a built-in token file; valid: " + valid);
   }
   // A file: read again when its modification time or size changes (the window checks the settings every frame).
+  // Opened without blocking and checked to be a regular file under the cap (input_file.hpp): a FIFO is
+  // refused at once, not waited on.
+  std::uint64_t size = 0;
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    throw std::runtime_error("cannot read the token file '" + path + "' (no such file)");
+  {
+    const int fd = open_input_file(path, kMaxTokenFileBytes, "the token file", size);
+    const int r = ::fstat(fd, &st);
+    ::close(fd);
+    if (r != 0) throw std::runtime_error("cannot read the token file '" + printable(path, 200) + "'");
+  }
   using Key = std::tuple<std::string, TokensFormat>;
   struct Entry {
     std::int64_t mtime_ns, size;
@@ -140,14 +152,11 @@ std::shared_ptr<const TokenSequences> load_token_sequences(const std::string& pa
   const std::int64_t mtime = std::int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
   std::lock_guard lock(mutex);
   Entry& e = cache[{path, format}];
-  if (!(e.sequences || !e.error.empty()) || e.mtime_ns != mtime || e.size != std::int64_t(st.st_size)) {
-    e = Entry{mtime, std::int64_t(st.st_size), nullptr, ""};
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read the token file '" + path + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
+  if (!(e.sequences || !e.error.empty()) || e.mtime_ns != mtime || e.size != std::int64_t(size)) {
+    e = Entry{mtime, std::int64_t(size), nullptr, ""};
+    const std::string text = read_input_file(path, kMaxTokenFileBytes, "the token file");
     try {
-      e.sequences = std::make_shared<const TokenSequences>(parse_token_sequences(text.str(), format, path));
+      e.sequences = std::make_shared<const TokenSequences>(parse_token_sequences(text, format, path));
     } catch (const std::runtime_error& error) { e.error = error.what(); }
   }
   if (!e.error.empty()) throw std::runtime_error(e.error);
@@ -163,15 +172,15 @@ std::vector<SettingError> check_token_file(const Settings& s) {
   std::vector<SettingError> errors;
   const int want = s.n - (s.fixed_first_token() ? 1 : 0);
   if (t->length != want) {
-    std::string msg = s.tokens + ": every line has " + std::to_string(t->length) +
+    std::string msg = printable(s.tokens, 200) + ": every line has " + std::to_string(t->length) +
                       " tokens; n = " + std::to_string(s.n) + " needs " + std::to_string(want);
     if (s.fixed_first_token()) msg += " (first_token fixed prepends BOS)";
     msg += "; set n = " + std::to_string(t->length + (s.fixed_first_token() ? 1 : 0));
     errors.push_back({"tokens", msg});
   }
   if (t->max_id >= s.vocab)
-    errors.push_back({"tokens", s.tokens + " line " + std::to_string(t->max_id_line) + " holds the id " +
-                                    std::to_string(t->max_id) + ", outside the vocabulary [0, " +
+    errors.push_back({"tokens", printable(s.tokens, 200) + " line " + std::to_string(t->max_id_line) +
+                                    " holds the id " + std::to_string(t->max_id) + ", outside the vocabulary [0, " +
                                     std::to_string(s.vocab) + "); set vocab >= " + std::to_string(t->max_id + 1)});
   return errors;
 }

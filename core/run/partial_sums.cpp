@@ -12,6 +12,7 @@
 
 #include "core/formats/atomic_file.hpp"
 #include "core/formats/result_json.hpp"
+#include "core/model/checksum.hpp"
 #include "core/run/runner.hpp"
 #include "core/model/version.hpp"
 
@@ -31,14 +32,6 @@ constexpr const char* kNumerics =
     "lane fma in dots, mix, exp; packed maps; "
     "blocks of 1e7, fixed random-weight networks in batches, segments of 256 values per layer a block, "
     "exact 192-bit 2^-100";
-
-std::uint64_t fnv1a(const char* data, std::size_t size, std::uint64_t h = 0xcbf29ce484222325ULL) {
-  for (std::size_t i = 0; i < size; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 std::string header_json(const PartialSums& p) {
   const SampleGrid g = sample_grid(p.settings);
@@ -118,7 +111,7 @@ bool write_partial_sums(const std::string& path, const PartialSums& p, std::stri
   data.resize(at + payload_bytes(p.exact.size()) + 8);
   std::memcpy(&data[at], p.exact.words(), words * 8);
   std::memcpy(&data[at + words * 8], p.exact.invalid().data(), p.exact.size());
-  const std::uint64_t sum = fnv1a(data.data(), data.size() - 8);
+  const std::uint64_t sum = fnv1a64(std::string_view(data.data(), data.size() - 8));
   std::memcpy(&data[data.size() - 8], &sum, 8);
   return write_file_atomic(path, data, error);
 }
@@ -158,7 +151,7 @@ PartialSums read_partial_sums(const std::string& path) {
   if (!in) fail(path, "read error");
   std::uint64_t stored;
   std::memcpy(&stored, &data[size - 8], 8);
-  if (fnv1a(data.data(), size - 8) != stored) fail(path, "checksum mismatch: the file is corrupt");
+  if (fnv1a64(std::string_view(data.data(), size - 8)) != stored) fail(path, "checksum mismatch: the file is corrupt");
   h.p.exact = ExactSums(h.values);
   std::memcpy(h.p.exact.words(), &data[h.header_bytes], h.p.exact.word_count() * 8);
   std::memcpy(h.p.exact.invalid().data(), &data[h.header_bytes + h.p.exact.word_count() * 8], h.values);

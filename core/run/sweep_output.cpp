@@ -21,8 +21,12 @@ std::string csv_number(double x) {
   return std::string(buf, r.ptr);
 }
 
+// RFC 4180: a field with a comma, quote or line break is quoted, and its quotes doubled.
 std::string csv_field(const std::string& text) {
-  return text.find_first_of(",\"") == std::string::npos ? text : "\"" + text + "\"";
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
 }
 
 // An axis value as JSON: a number for numeric settings, else the name as typed.

@@ -22,7 +22,8 @@ constexpr const char* kSweepShardExtension = ".msweep";
 
 struct SweepShard {
   // What every part of one sweep shares, so a part of another is refused: vary, metric, se, samples (the
-  // cap), base (the fixed settings, without threads), points (how many in all), maskscope_version, kernel.
+  // cap), base (the fixed settings, without threads), gamma_given, points (how many in all),
+  // maskscope_version, kernel.
   nlohmann::json sweep;
   std::int64_t k = 1, n = 1;  // shard K of N (1/1: the whole sweep)
   double elapsed_s = 0;       // wall time behind these points (summed over joined parts)
@@ -41,17 +42,24 @@ std::vector<std::size_t> sweep_shard_points(std::size_t points, std::int64_t k, 
 std::string sweep_shard_error(std::size_t points, std::int64_t k, std::int64_t n);
 
 // SweepShard::sweep for these flags; `kernel` is kernel_name of the sweep's first point (every part must
-// run where it is the same: processors of different kinds round differently).
+// run where it is the same: processors of different kinds round differently); `gamma_given` as for
+// sweep_points (with the rest, what re-derives every point's settings when the shard is read).
 nlohmann::json sweep_identity(const std::vector<SweepAxis>& axes, const SweepMetric& metric, double se,
-                              const Settings& base, std::size_t points, const std::string& kernel);
+                              const Settings& base, bool gamma_given, std::size_t points, const std::string& kernel);
 // Shard K of N from a finished sweep of its points: `state.points[q]` is point `indices[q]` of the sweep.
 SweepShard make_sweep_shard(nlohmann::json sweep, std::int64_t k, std::int64_t n,
                             const std::vector<std::size_t>& indices, const std::vector<SweepAxis>& axes,
                             const SweepMetric& metric, const SweepState& state);
 
-// The .msweep text (one JSON object) and back; parsing throws std::runtime_error naming `name`.
+// The .msweep text (one line of JSON, then its FNV-1a 64 checksum line) and back. Parsing throws
+// std::runtime_error naming `name` for a file without its checksum (a shard of layout 1, naming the version
+// that wrote it; a truncated file), a checksum that does not match, or a point that is not the sweep's: every
+// point's settings and values are re-derived from the header's spec (vary, metric, se, base, gamma_given),
+// indices are integers of this shard within the sweep, samples within the cap, elapsed_s finite and >= 0, and
+// no text that reaches the CSV, the JSON or a message holds a control character.
 std::string sweep_shard_text(const SweepShard& s);
 SweepShard parse_sweep_shard(const std::string& text, const std::string& name);
+// parse_sweep_shard of the file, read by read_input_file (input_file.hpp) with the cap kMaxPartFileBytes.
 SweepShard read_sweep_shard(const std::string& path);
 
 // Joins parts of one sweep, in any order: the same sweep, no point twice, every shard among them whole and,

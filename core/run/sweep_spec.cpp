@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/model/input_file.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/model/strict_number.hpp"
 #include "core/run/resources.hpp"
@@ -58,38 +59,93 @@ std::vector<std::string> split(const std::string& text, char sep) {
   }
 }
 
+// Whole numbers exactly (seeds reach 2^64 - 1, beyond a double's 2^53): 128 bits hold any difference of two
+// 64-bit values times a count.
+__extension__ typedef __int128 Int128;
+
+std::string int128_text(Int128 x) {
+  if (x == 0) return "0";
+  const bool negative = x < 0;
+  std::string digits;
+  for (; x != 0; x /= 10) digits.insert(digits.begin(), char('0' + int(negative ? -(x % 10) : x % 10)));
+  return negative ? "-" + digits : digits;
+}
+
+// A range's end as a whole number, exactly, when its JSON is one (an integer, or a float without a fraction
+// below 2^63 in size); nullopt otherwise.
+std::optional<Int128> exact_whole(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) return Int128(v.get<std::uint64_t>());
+  if (v.is_number_integer()) return Int128(v.get<std::int64_t>());
+  const double x = v.get<double>();
+  if (x == std::floor(x) && std::abs(x) < 9.2e18) return Int128(x);
+  return std::nullopt;
+}
+
 // START:STOP:COUNT[log] -> the values as text.
 std::vector<std::string> range_values(const std::string& key, const std::string& list) {
   const std::vector<std::string> parts = split(list, ':');
   const std::string form =
       "a range is START:STOP:COUNT or START:STOP:COUNTlog (COUNT in [2, " + std::to_string(kSweepMaxValues) + "])";
   if (categorical(key))
-    throw std::runtime_error(key + " is a setting of names or 0/1: give its values as a list (a,b,c), not '" + list +
-                             "'");
+    throw std::runtime_error(key + " is a setting of names or 0/1: give its values as a list (a,b,c), not '" +
+                             printable(list) + "'");
   std::string count_text = parts[2];
   const bool log = count_text.size() > 3 && count_text.compare(count_text.size() - 3, 3, "log") == 0;
   if (log) count_text.resize(count_text.size() - 3);
+  nlohmann::json start_json, stop_json;
   double start = 0, stop = 0;
   std::int64_t count = 0;
   try {
-    start = real_number("START", number_from_text("START", parts[0]), -1e300, 1e300);
-    stop = real_number("STOP", number_from_text("STOP", parts[1]), -1e300, 1e300);
+    start_json = number_from_text("START", parts[0]);
+    stop_json = number_from_text("STOP", parts[1]);
+    start = real_number("START", start_json, -1e300, 1e300);
+    stop = real_number("STOP", stop_json, -1e300, 1e300);
     count = whole_number("COUNT", number_from_text("COUNT", count_text), 2, std::int64_t(kSweepMaxValues));
-  } catch (const std::exception& e) { throw std::runtime_error("'" + list + "': " + e.what() + "; " + form); }
+  } catch (const std::exception& e) {
+    throw std::runtime_error("'" + printable(list) + "': " + e.what() + "; " + form);
+  }
   if (log && !(start > 0 && stop > 0))
-    throw std::runtime_error("'" + list + "': a log range needs START > 0 and STOP > 0");
+    throw std::runtime_error("'" + printable(list) + "': a log range needs START > 0 and STOP > 0");
+  // A whole-number setting between whole ends: every value exactly, in integers (seed=0:9007199254740993:2
+  // holds 9007199254740993, which no double does); a log range's inner values are rounded from doubles, then
+  // kept between the ends.
+  const std::optional<Int128> first = exact_whole(start_json), last = exact_whole(stop_json);
+  const bool exact = whole(key) && first && last;
   std::vector<std::string> values;
   for (std::int64_t k = 0; k < count; ++k) {
     const double t = double(k) / double(count - 1);
     double x = log ? std::exp(std::log(start) + t * (std::log(stop) - std::log(start))) : start + t * (stop - start);
     if (k == count - 1) x = stop;  // the end as typed, not as rounded
     if (k == 0) x = start;
-    // 12 significant digits: start + t (stop - start) leaves rounding noise (0.049999999999999996 for 0.05)
-    // that no one typed; a range's values are what its decimal steps say.
-    std::string text = whole(key) ? shortest(std::round(x)) : shortest(std::stod(twelve_digits(x)));
+    std::string text;
+    if (exact) {
+      Int128 v = 0;
+      if (k == 0) v = *first;
+      else if (k == count - 1) v = *last;
+      else if (!log) {  // first + round(k (last - first) / (count - 1)), halves away from zero
+        const Int128 num = Int128(k) * (*last - *first), den = count - 1;
+        v = *first + (num >= 0 ? (2 * num + den) / (2 * den) : -((-2 * num + den) / (2 * den)));
+      } else {
+        v = std::abs(x) < 1.8e19 ? Int128(std::round(x)) : *last;
+        v = std::clamp(v, std::min(*first, *last), std::max(*first, *last));
+      }
+      text = int128_text(v);
+    } else {
+      // 12 significant digits: start + t (stop - start) leaves rounding noise (0.049999999999999996 for 0.05)
+      // that no one typed; a range's values are what its decimal steps say.
+      text = whole(key) ? shortest(std::round(x)) : shortest(std::stod(twelve_digits(x)));
+    }
     if (std::find(values.begin(), values.end(), text) == values.end()) values.push_back(std::move(text));
   }
   return values;
+}
+
+// A value's setting as JSON once applied (0.5 and 0.50 give the same), to find a value given twice.
+nlohmann::json parsed_value(const std::string& key, const std::string& text) {
+  Settings s;
+  if (key == "mask") s.n = Limits::n_max;  // window:W is checked against n per point
+  setting_from_text(key, text, s);         // throws "key: ...; valid: ..."
+  return settings_to_json(s).at(key);
 }
 
 }  // namespace
@@ -97,11 +153,17 @@ std::vector<std::string> range_values(const std::string& key, const std::string&
 SweepAxis parse_sweep_axis(const std::string& spec) {
   const std::size_t eq = spec.find('=');
   if (eq == std::string::npos)
-    throw std::runtime_error("'" + spec + "' is not NAME=LIST (e.g. alpha=0:1:11, d=4:1024:9log, norm=none,layernorm)");
+    throw std::runtime_error("'" + printable(spec) +
+                             "' is not NAME=LIST (e.g. alpha=0:1:11, d=4:1024:9log, norm=none,layernorm)");
   SweepAxis axis;
   const std::string name = spec.substr(0, eq), list = spec.substr(eq + 1);
   axis.key = setting_key_of(name);
-  if (axis.key.empty()) throw std::runtime_error("unknown setting '" + name + "'; valid: " + sweepable_keys_text());
+  if (axis.key.empty())
+    throw std::runtime_error("unknown setting '" + printable(name) + "'; valid: " + sweepable_keys_text());
+  // A value goes into the CSV, the JSON and messages: no control characters (a path of tokens could hold one).
+  if (printable(list, list.size()) != list)
+    throw std::runtime_error(axis.key + ": '" + printable(list) +
+                             "' holds a control character or invalid UTF-8; valid: printable text");
   if (!sweepable(axis.key))
     throw std::runtime_error(
         axis.key + " cannot be swept (" +
@@ -116,20 +178,61 @@ SweepAxis parse_sweep_axis(const std::string& spec) {
   } else {
     for (std::string& v : split(list, ',')) {
       if (v.empty()) throw std::runtime_error(axis.key + ": an empty value in '" + list + "'");
-      if (std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end())
-        throw std::runtime_error(axis.key + ": the value '" + v + "' is given twice");
       axis.values.push_back(std::move(v));
     }
   }
   if (axis.values.size() > kSweepMaxValues)
     throw std::runtime_error(axis.key + ": " + std::to_string(axis.values.size()) + " values; valid: at most " +
                              std::to_string(kSweepMaxValues));
+  // Each value checked alone; two that are one value once read (0.5 and 0.50) would compute one point twice.
+  std::vector<nlohmann::json> parsed;
   for (const std::string& v : axis.values) {
-    Settings s;
-    if (axis.key == "mask") s.n = Limits::n_max;  // window:W is checked against n per point
-    setting_from_text(axis.key, v, s);            // throws "key: ...; valid: ..."
+    parsed.push_back(parsed_value(axis.key, v));
+    for (std::size_t q = 0; q + 1 < parsed.size(); ++q)
+      if (parsed[q] == parsed.back())
+        throw std::runtime_error(axis.key + ": the values '" + axis.values[q] + "' and '" + v + "' are the same " +
+                                 axis.key + " (" + number_text(parsed.back()) + "); give each value once");
   }
   return axis;
+}
+
+namespace {
+
+// Point p's value index on each axis (the first axis outermost), and its values as "alpha=0.5, d=16".
+std::vector<std::size_t> point_index(const std::vector<SweepAxis>& axes, std::size_t p) {
+  std::vector<std::size_t> index(axes.size());
+  for (std::size_t a = axes.size(); a-- > 0;) {
+    index[a] = p % axes[a].values.size();
+    p /= axes[a].values.size();
+  }
+  return index;
+}
+std::string point_where(const std::vector<SweepAxis>& axes, std::size_t p) {
+  const std::vector<std::size_t> index = point_index(axes, p);
+  std::string where;
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    where += (where.empty() ? "" : ", ") + axes[a].key + "=" + axes[a].values[index[a]];
+  return where;
+}
+
+}  // namespace
+
+std::size_t sweep_point_count(const std::vector<SweepAxis>& axes) {
+  std::size_t total = 1;
+  for (const SweepAxis& a : axes) total = a.values.empty() || total > kSweepMaxPoints ? 0 : total * a.values.size();
+  return axes.empty() ? 0 : total;
+}
+
+Settings sweep_point_settings(const Settings& base, const std::vector<SweepAxis>& axes, bool gamma_given,
+                              std::size_t p) {
+  const bool gamma_swept = std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) { return a.key == "gamma"; });
+  Settings s = base;
+  const std::vector<std::size_t> index = point_index(axes, p);
+  try {
+    for (std::size_t a = 0; a < axes.size(); ++a) setting_from_text(axes[a].key, axes[a].values[index[a]], s);
+  } catch (const std::exception& e) { throw std::runtime_error("the point " + point_where(axes, p) + ": " + e.what()); }
+  apply_family_default_gamma(s, base.random_weights(), gamma_given || gamma_swept);
+  return s;
 }
 
 std::vector<Settings> sweep_points(const Settings& base, const std::vector<SweepAxis>& axes, bool gamma_given) {
@@ -143,24 +246,11 @@ std::vector<Settings> sweep_points(const Settings& base, const std::vector<Sweep
   }
   if (total > kSweepMaxPoints)
     throw std::runtime_error(std::to_string(total) + " points; valid: at most " + std::to_string(kSweepMaxPoints));
-  const bool gamma_swept = std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) { return a.key == "gamma"; });
   std::vector<Settings> points;
   points.reserve(total);
   for (std::size_t p = 0; p < total; ++p) {
-    Settings s = base;
-    std::size_t rest = p;
-    std::vector<std::size_t> index(axes.size());
-    for (std::size_t a = axes.size(); a-- > 0;) {
-      index[a] = rest % axes[a].values.size();
-      rest /= axes[a].values.size();
-    }
-    std::string where;
-    for (std::size_t a = 0; a < axes.size(); ++a)
-      where += (where.empty() ? "" : ", ") + axes[a].key + "=" + axes[a].values[index[a]];
-    try {
-      for (std::size_t a = 0; a < axes.size(); ++a) setting_from_text(axes[a].key, axes[a].values[index[a]], s);
-    } catch (const std::exception& e) { throw std::runtime_error("the point " + where + ": " + e.what()); }
-    apply_family_default_gamma(s, base.random_weights(), gamma_given || gamma_swept);
+    const Settings s = sweep_point_settings(base, axes, gamma_given, p);
+    const std::string where = point_where(axes, p);
     // A setting of the other model family would be silently ignored: refuse it, as `run` does.
     for (const SweepAxis& a : axes)
       if (const std::optional<Model> family = setting_family(a.key); family && *family != s.model)

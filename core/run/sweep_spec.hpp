@@ -35,6 +35,12 @@ SweepAxis parse_sweep_axis(const std::string& spec);
 // violation, or the number of points over kSweepMaxPoints, or the same setting swept twice.
 // `gamma_given`: the base's gamma was set by the user.
 std::vector<Settings> sweep_points(const Settings& base, const std::vector<SweepAxis>& axes, bool gamma_given);
+// The number of points (the product of the axes' values); 0 without axes or over kSweepMaxPoints.
+std::size_t sweep_point_count(const std::vector<SweepAxis>& axes);
+// Point p (< sweep_point_count) of sweep_points, not checked: base with the axes' values and the family's
+// default gamma. What `merge` re-derives a shard's points from. Throws for a value that does not apply.
+Settings sweep_point_settings(const Settings& base, const std::vector<SweepAxis>& axes, bool gamma_given,
+                              std::size_t p);
 
 // "" when the sweep fits in memory, else why not ("441 points need about 3.1 GB; this machine has ..."): every
 // unfinished point keeps its exact sums (48 bytes a value) and its latest picture (16), and up to `threads`

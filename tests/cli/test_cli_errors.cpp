@@ -90,6 +90,15 @@ TEST_CASE("random_weights: every invalid flag or combination exits 2 naming the 
     CHECK(r.err.find(flag) != std::string::npos);
     CHECK_FALSE(fs::exists(path));
   }
+  // --pos-std is the learned position table's std: without learned positions it would be ignored.
+  fs::remove(path);
+  Result r = cli("run --quiet --samples 10 " + rw + "--pos-std 0.5 --out " + path);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--pos-std: pos_std is the std of the learned position table, and pos_embedding is none; valid: "
+                   "pos_std with pos_embedding learned, or no pos_std") != std::string::npos);
+  CHECK_FALSE(fs::exists(path));
+  r = cli("run --quiet --samples 10 " + rw + "--n 4 --d 8 --pos-embedding learned --pos-std 0.5 --out " + path);
+  CHECK_MESSAGE(r.code == 0, r.err);
 }
 
 TEST_CASE("issue 9's parsing table: decimal only, empty is an error, no wrapping, no flag taken as a value") {

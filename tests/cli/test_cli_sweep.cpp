@@ -118,8 +118,27 @@ TEST_CASE("sweep --metric first_key: the mean of a run's weights on key 0 over q
   }
 }
 
+TEST_CASE("sweep seeds: a range of whole numbers is exact, to 2^64 - 1 (no trip through a double)") {
+  const std::string out = work("seeds.json");
+  Result r = cli("sweep --quiet --vary seed=0:9007199254740993:2 --n 4 --d 4 --layers 1 --samples 20 --out " + out);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  // The JSON's integers, read as text: 9007199254740993 is no double.
+  CHECK(slurp(out).find("\"seed\": 9007199254740993") != std::string::npos);
+  CHECK(read_json(out)["points"][1]["settings"]["seed"].get<std::uint64_t>() == 9007199254740993ULL);
+  r =
+      cli("sweep --quiet --vary seed=18446744073709551613:18446744073709551615:3 --n 4 --d 4 --layers 1 "
+          "--samples 20 --out " +
+          out);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(read_json(out)["points"][2]["settings"]["seed"].get<std::uint64_t>() == 18446744073709551615ULL);
+  r = cli("run --quiet --seed 18446744073709551615 --n 4 --d 4 --layers 1 --samples 20 --out " + out);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(read_json(out)["config"]["seed"].get<std::uint64_t>() == 18446744073709551615ULL);
+}
+
 TEST_CASE("sweep refuses bad input: exit 2, the flag and the valid range named, nothing written") {
   const std::string path = work("never_sweep.json");
+  Result r0{};
   const char* cases[][3] = {
       {"--vary bogus=1,2", "--vary", "valid:"},
       {"--vary alpha=", "--vary", "empty"},
@@ -140,6 +159,7 @@ TEST_CASE("sweep refuses bad input: exit 2, the flag and the valid range named, 
       {"--vary alpha=0,1 --n 0", "--n", "[1, 512]"},
       {"--vary alpha=0,1 --shard 1/2", "--shard", "--out FILE.msweep"},
       {"--vary alpha=0,1 --mask window:1 --metric first_key", "--metric", "W >= 2"},
+      {"--vary alpha=0.5,0.50", "--vary", "alpha: the values '0.5' and '0.50' are the same alpha"},
   };
   for (const auto& c : cases) {
     fs::remove(path);
@@ -151,6 +171,11 @@ TEST_CASE("sweep refuses bad input: exit 2, the flag and the valid range named, 
     CHECK(r.err.find(c[2]) != std::string::npos);
     CHECK_FALSE(fs::exists(path));
   }
+  // A control character in a value (it would reach the CSV and the terminal) is refused, escaped.
+  r0 = cli(std::string("sweep --quiet --samples 10 --model random_weights --vary 'tokens=a\x1b[2J.txt' --out ") + path);
+  CHECK(r0.code == 2);
+  CHECK(r0.err.find("tokens: 'a\\x1b[2J.txt' holds a control character") != std::string::npos);
+  CHECK(r0.err.find('\x1b') == std::string::npos);
   // The valid names of an unknown setting are the settings a sweep can vary: not samples or threads.
   Result r = cli("sweep --quiet --vary bogus=1,2 --samples 10 --out " + path);
   CHECK(r.err.find("valid: alpha, d,") != std::string::npos);

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cinttypes>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "cli_test_helpers.hpp"
+#include "core/model/checksum.hpp"
 
 using namespace cli_test;
 
@@ -34,6 +37,28 @@ std::string without_timing(const std::string& text) {
     else out += line + "\n";
   CHECK(timing == 1);
   return out;
+}
+
+// A .msweep's JSON line, and a JSON object written back as a .msweep with a checksum that matches it (so that
+// merge must find what is wrong from the content itself).
+nlohmann::json shard_json(const std::string& path) {
+  const std::string text = slurp(path);
+  return nlohmann::json::parse(text.substr(0, text.find('\n')));
+}
+void write_sealed(const std::string& path, const nlohmann::json& j) {
+  const std::string body = j.dump() + "\n";
+  char line[40];
+  std::snprintf(line, sizeof line, "fnv1a64 %016" PRIx64 "\n", maskscope::fnv1a64(body));
+  std::ofstream(path, std::ios::binary) << body << line;
+}
+
+// Shards 1..3 of 3 of kPfSweep, computed once for the cases that need them.
+void make_pf_shards() {
+  for (int k = 1; k <= 3; ++k)
+    if (!fs::exists(work("pf-" + std::to_string(k) + ".msweep")))
+      REQUIRE(
+          cli(kPfSweep + " --shard " + std::to_string(k) + "/3 --out " + work("pf-" + std::to_string(k) + ".msweep"))
+              .code == 0);
 }
 
 std::string shard_files(const std::string& name, const std::string& order) {
@@ -100,7 +125,7 @@ TEST_CASE("merge refuses sweep shards that are not one sweep, naming the file; e
       {p1 + " " + work("of4.msweep") + " " + p3, "K/N of one N", "of4.msweep"},
       {p1 + " " + work("trunc.msweep") + " " + p3, "truncated", "trunc.msweep"},
       {work("text.msweep"), "not a maskscope sweep shard", "text.msweep"},
-      {work("absent.msweep"), "cannot be opened", "absent.msweep"},
+      {work("absent.msweep"), "does not exist", "absent.msweep"},
       {p1 + " " + work("run.msum"), "merge the parts of one run (.msum) or of one sweep", "run.msum"},
   };
   for (const Case& c : cases) {
@@ -118,6 +143,86 @@ TEST_CASE("merge refuses sweep shards that are not one sweep, naming the file; e
   CHECK(r.code == 2);
   CHECK(r.err.find("--out") != std::string::npos);
   CHECK_FALSE(fs::exists(work("refused.msum")));
+}
+
+TEST_CASE("merge refuses a sweep shard with any one of 40 bits flipped (its FNV-1a 64 checksum); exit 2") {
+  make_pf_shards();
+  const std::string p1 = work("pf-1.msweep"), p3 = work("pf-3.msweep");
+  const std::string text = slurp(work("pf-2.msweep"));
+  REQUIRE(text.size() > 1000);
+  REQUIRE(cli("merge " + p1 + " " + work("pf-2.msweep") + " " + p3 + " --out " + work("flip.json")).code == 0);
+  int refused = 0;
+  for (std::size_t f = 0; f < 40; ++f) {
+    // Spread over the whole file, the checksum line included; each a different bit of its byte.
+    const std::size_t at = f * (text.size() - 1) / 39;
+    std::string flipped = text;
+    flipped[at] = char(flipped[at] ^ (1 << (f % 8)));
+    std::ofstream(work("flipped.msweep"), std::ios::binary) << flipped;
+    fs::remove(work("flip.json"));
+    const Result r = cli("merge " + p1 + " " + work("flipped.msweep") + " " + p3 + " --out " + work("flip.json"));
+    INFO("byte " << at << " bit " << f % 8 << ": " << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("flipped.msweep") != std::string::npos);
+    CHECK_FALSE(fs::exists(work("flip.json")));
+    refused += r.code == 2;
+  }
+  CHECK(refused == 40);
+}
+
+TEST_CASE("merge refuses a sweep shard whose points are not its sweep's, even with a matching checksum; exit 2") {
+  make_pf_shards();
+  const std::string p1 = work("pf-1.msweep"), p2 = work("pf-2.msweep"), p3 = work("pf-3.msweep");
+  const nlohmann::json good = shard_json(p2);
+  REQUIRE(good["points"].size() >= 2);
+  using Edit = void (*)(nlohmann::json&);
+  const std::vector<std::pair<Edit, std::string>> cases = {
+      // A point's settings (and numbers) swapped for another point's.
+      {[](nlohmann::json& j) { std::swap(j["points"][0]["point"], j["points"][1]["point"]); },
+       "its settings are not those of point 1 of the sweep"},
+      {[](nlohmann::json& j) { j["points"][0]["point"]["settings"]["alpha"] = 0.9; },
+       "its settings are not those of point 1"},
+      {[](nlohmann::json& j) { j["points"][0]["index"] = 1e30; }, "is not an integer"},
+      {[](nlohmann::json& j) { j["points"][0]["index"] = 4.0; }, "is not an integer"},
+      {[](nlohmann::json& j) { j["points"][0]["index"] = 1000; }, "out of range"},
+      {[](nlohmann::json& j) { j["points"][0]["index"] = 3; }, "point 3 is not one of shard 2/3's"},
+      {[](nlohmann::json& j) { j["elapsed_s"] = -1e308; }, "elapsed_s: -1e+308; valid: a finite number"},
+      {[](nlohmann::json& j) { j["points"][0]["values"][0] = "0\x1b[31m,5"; }, "\\x1b[31m,5' holds control"},
+      {[](nlohmann::json& j) { j["points"][0]["values"][0] = "0.75"; }, "its value of alpha '0.75'"},
+      {[](nlohmann::json& j) { j["points"][0]["point"]["samples"] = 3001; }, "out of range"},
+      {[](nlohmann::json& j) { j["sweep"]["vary"][0]["values"][0] = 0.1; }, "its settings are not those of point"},
+      {[](nlohmann::json& j) { j["sweep"]["points"] = 16; }, "not what its own spec gives (points)"},
+      {[](nlohmann::json& j) {
+         j["shard"] = {2, 1e30};
+       },
+       "shard N"},
+  };
+  for (const auto& [edit, message] : cases) {
+    nlohmann::json j = good;
+    edit(j);
+    write_sealed(work("edited-2.msweep"), j);
+    fs::remove(work("edited.json"));
+    const Result r = cli("merge " + p1 + " " + work("edited-2.msweep") + " " + p3 + " --out " + work("edited.json"));
+    INFO(message);
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("edited-2.msweep") != std::string::npos);
+    CHECK(r.err.find(message) != std::string::npos);
+    CHECK(r.err.find('\x1b') == std::string::npos);
+    CHECK_FALSE(fs::exists(work("edited.json")));
+  }
+  // The unedited shard, sealed the same way, merges: the refusals are the edits'.
+  write_sealed(work("edited-2.msweep"), good);
+  const Result r = cli("merge " + p1 + " " + work("edited-2.msweep") + " " + p3 + " --out " + work("edited.json"));
+  CHECK_MESSAGE(r.code == 0, r.err);
+  // A shard of layout 1 (no checksum line) is refused, naming the version that wrote it.
+  nlohmann::json old = good;
+  old["maskscope_sweep_shard"] = 1;
+  std::ofstream(work("old-2.msweep"), std::ios::binary) << old.dump() << "\n";
+  const Result o = cli("merge " + p1 + " " + work("old-2.msweep") + " " + p3 + " --out " + work("old.json"));
+  CHECK(o.code == 2);
+  CHECK(o.err.find("a sweep shard of layout 1, written by maskscope " +
+                   good["sweep"]["maskscope_version"].get<std::string>()) != std::string::npos);
+  CHECK(o.err.find("compute the shard again") != std::string::npos);
 }
 
 TEST_CASE("sweep --shard refuses what is not shard K of N <= points, or not written to FILE.msweep; exit 2") {

@@ -216,3 +216,27 @@ TEST_CASE("sweep axes: lists, linear and log ranges, whole numbers rounded and d
                   std::runtime_error);  // 11000 points
   CHECK_THROWS_AS(sweep_points(base, {parse_sweep_axis("mask=causal,window:20")}, false), std::runtime_error);  // n 10
 }
+
+TEST_CASE("sweep axes: whole-number ranges exactly as integers (seeds to 2^64 - 1); one value given twice refused") {
+  // 9007199254740993 = 2^53 + 1 has no double: a range through doubles ran seed 9007199254740992.
+  CHECK(parse_sweep_axis("seed=0:9007199254740993:2").values == std::vector<std::string>{"0", "9007199254740993"});
+  CHECK(parse_sweep_axis("seed=18446744073709551613:18446744073709551615:3").values ==
+        std::vector<std::string>{"18446744073709551613", "18446744073709551614", "18446744073709551615"});
+  CHECK(parse_sweep_axis("weight-seed=0:18446744073709551615:3").values ==
+        std::vector<std::string>{"0", "9223372036854775808", "18446744073709551615"});
+  CHECK(parse_sweep_axis("seed=10:1:4").values == std::vector<std::string>{"10", "7", "4", "1"});
+  CHECK(parse_sweep_axis("seed=1:18446744073709551615:3log").values.back() == "18446744073709551615");
+  CHECK(parse_sweep_axis("n=2:4:6").values == std::vector<std::string>{"2", "3", "4"});  // rounded, deduplicated
+  Settings s;
+  setting_from_text("seed", parse_sweep_axis("seed=0:9007199254740993:2").values[1], s);
+  CHECK(s.seed == 9007199254740993ULL);
+  // Values that read as one value: the setting named, both spellings quoted.
+  for (const auto& [spec, message] : std::vector<std::pair<std::string, std::string>>{
+           {"alpha=0.5,0.50", "alpha: the values '0.5' and '0.50' are the same alpha"},
+           {"d=16,16.0", "d: the values '16' and '16.0' are the same d"},
+           {"seed=1,2,1e0", "seed: the values '1' and '1e0' are the same seed"},
+           {"mask=window:4,window:04", "mask: the values 'window:4' and 'window:04' are the same mask"}}) {
+    INFO(spec);
+    CHECK_THROWS_WITH_AS(parse_sweep_axis(spec), doctest::Contains(message.c_str()), std::runtime_error);
+  }
+}

@@ -38,7 +38,7 @@ TEST_CASE("a sweep's shards, computed apart and joined in any order, give one pr
   const std::string json = sweep_json(axes, o.metric, *whole, o.target_se, base.samples);
   const std::string csv = sweep_csv(axes, o.metric, *whole);
   const nlohmann::json identity =
-      sweep_identity(axes, o.metric, o.target_se, base, points.size(), kernel_name(points.front()));
+      sweep_identity(axes, o.metric, o.target_se, base, false, points.size(), kernel_name(points.front()));
   std::vector<std::string> texts;
   for (std::int64_t k = 1; k <= 2; ++k) {
     const std::vector<std::size_t> indices = sweep_shard_points(points.size(), k, 2);

@@ -2,10 +2,16 @@
 // s reads line s mod lines, and the shipped files of Zuo et al.'s four tasks (`003` Sec. 4.2).
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -67,6 +73,48 @@ TEST_CASE("token files: every malformed file is refused naming the file, the lin
         0);
 }
 
+TEST_CASE("token files: a message quotes the file's bytes escaped, escape sequences and NULs included") {
+  using namespace std::string_literals;
+  const std::string text = "1 2 \x1b[2J\0x 3\n"s;  // an ANSI clear-screen, then a NUL inside the same word
+  const std::string path = write_file("escape.txt", text);
+  Settings s = fixed_network_with(path, 4);
+  s.n = 3;
+  const auto errors = validate(s);
+  REQUIRE(errors.size() == 1);
+  const std::string& m = errors[0].message;
+  CHECK(m.find("token 3: '\\x1b[2J\\x00x' is not a token id") != std::string::npos);
+  CHECK(m.find('\x1b') == std::string::npos);
+  CHECK(m.find('\0') == std::string::npos);
+  // The file's name is quoted escaped too.
+  const std::string odd = write_file("name\x1b[0m.txt", text);
+  s.tokens = odd;
+  const auto named = validate(s);
+  REQUIRE(named.size() == 1);
+  CHECK(named[0].message.find("name\\x1b[0m.txt") != std::string::npos);
+  CHECK(named[0].message.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("token files: a FIFO is refused at once, not waited on for a writer") {
+  const auto fifo = std::filesystem::temp_directory_path() / "maskscope_tokens_fifo";
+  std::filesystem::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto load = std::async(std::launch::async, [&]() -> std::string {
+    try {
+      load_token_sequences(fifo.string(), TokensFormat::ids);
+    } catch (const std::exception& e) { return e.what(); }
+    return "accepted";
+  });
+  const bool at_once = load.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  if (!at_once) {  // a reader stuck in open(): a writer that opens and closes lets it go, so the test ends
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  }
+  CHECK(at_once);
+  const std::string message = load.get();
+  CHECK(message.find("is not a regular file (a FIFO") != std::string::npos);
+  std::filesystem::remove(fifo);
+}
+
 TEST_CASE("tokens: checked against n, the vocabulary and the model family") {
   const std::string path = write_file("check.txt", "0 1 2 3 4 5\n6 5 4 3 2 1\n");
   Settings s = fixed_network_with(path, 4);
@@ -86,7 +134,7 @@ TEST_CASE("tokens: checked against n, the vocabulary and the model family") {
   s.tokens = path + ".missing";
   errors = validate(s);
   REQUIRE(errors.size() == 1);
-  CHECK(errors[0].message.find("cannot read the token file") == 0);
+  CHECK(errors[0].message.find("the token file '" + path + ".missing' does not exist") == 0);
   Settings pf;
   pf.tokens = path;
   errors = validate(pf);

@@ -115,8 +115,10 @@ void random_network_controls(Settings& s) {
       "al.'s \"causal attention's output embeddings\"; with it their Table 4 is reproduced).",
       off, kRandomWeightsOnly);
   int positions = static_cast<int>(s.pos_embedding);
-  if (ImGui::Combo("positions", &positions, "none (NoPE)\0learned absolute\0"))
+  if (ImGui::Combo("positions", &positions, "none (NoPE)\0learned absolute\0")) {
     s.pos_embedding = static_cast<PosEmbedding>(positions);
+    if (s.pos_embedding != PosEmbedding::learned) s.pos_std.reset();  // validate() refuses a std of no table
+  }
   explain_family(
       "none: no positional encoding (NoPE). learned absolute: a position table P (n x d), drawn like the token "
       "table, is added to the embeddings, x_i = E[t_i] + P[i], as in Zuo et al.'s Fig. 5 at initialization.",
