@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/formats/atomic_file.hpp"
+#include "core/model/input_file.hpp"
 
 namespace maskscope {
 
@@ -115,14 +116,13 @@ NpyArray::NpyArray(const void* data, NpyType type, std::vector<std::int64_t> sha
 }
 
 NpyArray::NpyArray(const std::string& path, const std::string& name) : path_(path), name_(name) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) refuse(path, name, std::string("cannot be opened (") + std::strerror(errno) + ")");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    refuse(path, name, "not a regular file");
-  }
-  const std::size_t size = std::size_t(st.st_size);
+  // Opened without blocking (a FIFO never hangs the analysis), a regular file, the size capped (input_file.hpp).
+  std::uint64_t file_size = 0;
+  int fd = -1;
+  try {
+    fd = open_input_file(path, kMaxTensorFileBytes, "array '" + name + "'", file_size);
+  } catch (const InputFileError& e) { throw std::runtime_error(escape_bytes(e.what())); }
+  const std::size_t size = std::size_t(file_size);
   if (size < 10) {
     ::close(fd);
     refuse(path, name, "truncated: " + std::to_string(size) + " bytes is shorter than the .npy preamble");

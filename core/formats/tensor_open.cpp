@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include "core/formats/result_json.hpp"
+#include "core/model/input_file.hpp"
 
 namespace maskscope {
 
@@ -82,11 +82,18 @@ TensorSet open_tensors(const std::string& folder) {
   const std::string manifest_path = (fs::path(folder) / "manifest.json").string();
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) refuse(folder, "not a folder");
-  std::ifstream in(manifest_path);
-  if (!in) refuse(manifest_path, "missing (a tensor folder has manifest.json; see docs/tensors.md)");
+  // Read without blocking, a regular file of at most 16 MiB (input_file.hpp): a FIFO named manifest.json is refused.
+  std::string text;
+  try {
+    text = read_input_file(manifest_path, kMaxTextInputBytes, "the manifest");
+  } catch (const InputFileError& e) {
+    if (!fs::exists(fs::symlink_status(manifest_path, ec)))
+      refuse(manifest_path, "missing (a tensor folder has manifest.json; see docs/tensors.md)");
+    throw std::runtime_error(escape_bytes(e.what()));
+  }
   nlohmann::json m;
   try {
-    m = nlohmann::json::parse(in);
+    m = nlohmann::json::parse(text);
   } catch (const std::exception& e) { refuse(manifest_path, std::string("not valid JSON: ") + e.what()); }
   if (!m.is_object()) refuse(manifest_path, "expected a JSON object");
   if (m.value("format", std::string()) != kTensorFormat)

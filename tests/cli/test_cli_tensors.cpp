@@ -83,3 +83,24 @@ TEST_CASE(
     CHECK(b.err.find("[1, 3]") != std::string::npos);
   }
 }
+
+TEST_CASE("analyze refuses a FIFO as manifest.json or as an array at once (it never waits for a writer)") {
+  const std::string dir = work("tensors_fifo");
+  fs::remove_all(dir);
+  REQUIRE(cli("run --n 5 --d 8 --samples 4 --quiet --save-tensors " + dir + " --out " + work("fifo_run.json")).code ==
+          0);
+  for (const std::string file : {"logits.npy", "manifest.json"}) {
+    const std::string path = dir + "/" + file, kept = path + ".kept";
+    fs::rename(path, kept);
+    REQUIRE(std::system(("mkfifo '" + path + "'").c_str()) == 0);
+    // Under `timeout`: before the fix analyze blocked in open() for ever (exit 124 here).
+    const Result r = cli_env("timeout 20", "analyze " + dir + " --quiet --out " + work("fifo_analyze.json"));
+    INFO(file << ": " << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(file) != std::string::npos);
+    CHECK(r.err.find("not a regular file") != std::string::npos);
+    fs::remove(path);
+    fs::rename(kept, path);
+  }
+  CHECK(cli("analyze " + dir + " --quiet --out " + work("fifo_analyze.json")).code == 0);
+}
