@@ -109,7 +109,11 @@ std::string printable(std::string_view text, std::size_t max_chars) {
     }
     const auto c = static_cast<unsigned char>(text[i]);
     // A whole valid UTF-8 sequence (no overlong forms, no surrogates) passes as it is.
-    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 && c >= 0xc2 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e && c <= 0xf4 ? 4 : 0;
+    std::size_t len = c < 0x80                        ? 1
+                      : (c >> 5) == 0x6 && c >= 0xc2  ? 2
+                      : (c >> 4) == 0xe               ? 3
+                      : (c >> 3) == 0x1e && c <= 0xf4 ? 4
+                                                      : 0;
     if (len > 1 && i + len <= text.size()) {
       bool ok = true;
       for (std::size_t k = 1; k < len; ++k) ok = ok && (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
