@@ -93,10 +93,17 @@ struct NonFinite {
   std::vector<char> in_prompt;        // per prompt: holds one (P entries; empty when values is 0)
   std::string first;                  // the first one's place, e.g. "logits[3, 1, 0, 5, 2] = NaN (prompt 3, ...)"
 };
-// Every refused value of the analysed cells; an empty result if `cancel` became true.
+// Every refused value of the analysed cells; an empty result if `cancel` became true. A -inf logit counts
+// only at a key the mask leaves visible (a row of them would be NaN weights; one turns the logits' mean NaN).
 NonFinite find_nonfinite(const TensorSet& t, const std::atomic<bool>* cancel = nullptr);
 // "17 non-finite values (12 NaN, 5 infinite) in 2 of 8 prompts; the first: logits[...] = NaN (prompt 3, ...)".
 std::string nonfinite_text(const NonFinite& f, int prompts);
+
+// "" when the given weights (if any) of every analysed row sum to 1 over the keys the mask leaves visible,
+// within weights_sum_tolerance (1e-3; 4e-3 for float16 arrays); else the first row that does not (array,
+// prompt, layer, head, row, its sum). Prompts marked in `left_out` are skipped. analyze_tensors refuses them.
+std::string weights_sum_error(const TensorSet& t, const std::vector<char>& left_out = {});
+double weights_sum_tolerance(NpyType type);
 
 // What an analysis reports while and after it runs.
 struct AnalysisReport {
