@@ -128,6 +128,9 @@ std::optional<ProbeTable> probe_tensors(const TensorSet& t, const ProbeRequest& 
 // model, mask, prompts, layers, analysed_layers, heads, n, d, weights; `left_out` adds the prompts left out.
 nlohmann::json tensor_config_json(const TensorSet& t, const NonFinite* left_out = nullptr);
 
+// Bytes save_tensors needs for a run of `s` (s.samples traces and the arrays written from them), about.
+std::uint64_t save_tensors_bytes(const Settings& s);
+
 // Writes traces (SampleTrace, one per sample) of a run as a tensor folder with manifest.json:
 // the round trip of `maskscope-cli run --save-tensors`. False with `error` on failure.
 bool save_tensors(const std::string& folder, const Settings& s, const std::vector<SampleTrace>& traces,

@@ -16,6 +16,14 @@ namespace maskscope {
 
 namespace fs = std::filesystem;
 
+std::uint64_t save_tensors_bytes(const Settings& s) {
+  // Per sample: its trace (input, and per layer scores, per-head scores, weights, output: n x d or n x n each)
+  // and its share of logits, weights and hidden, plus one array's file image while it is written.
+  const std::uint64_t n = std::uint64_t(s.n), d = std::uint64_t(s.d), L = std::uint64_t(s.layers);
+  const std::uint64_t H = s.random_weights() ? std::uint64_t(s.heads) : 1;
+  return std::uint64_t(s.samples) * sizeof(float) * ((L + 1) * n * d * 3 + L * n * n * (4 * H + 2));
+}
+
 bool save_tensors(const std::string& folder, const Settings& s, const std::vector<SampleTrace>& traces,
                   std::string& error) {
   std::error_code ec;
