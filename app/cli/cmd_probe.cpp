@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "core/formats/result_json.hpp"
 #include "core/model/settings_text.hpp"
+#include "core/model/input_file.hpp"
 #include "core/model/strict_number.hpp"
 #include "core/model/version.hpp"
 #include "core/run/position_probes.hpp"
@@ -99,11 +100,12 @@ void finish_probe(ProbeFlags& f, const CLI::App& cmd, ProbeRequest& r, std::vect
 
 int cmd_probe(ProbeFlags& f, const CLI::App& cmd) {
   if (!f.preset.empty()) {  // the preset's settings first, the flags on top
-    std::ifstream in(f.preset);
-    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    std::string why = !in                ? "cannot read '" + f.preset + "'"
-                      : j.is_discarded() ? "'" + f.preset + "' is not valid JSON"
-                                         : "";
+    std::string text, why;
+    nlohmann::json j;
+    if (read_input_file(f.preset, kMaxTextInputBytes, "the preset", text, why)) {
+      j = nlohmann::json::parse(text, nullptr, false);
+      if (j.is_discarded()) why = "'" + printable(f.preset, 200) + "' is not valid JSON";
+    }
     if (why.empty() && !(j.is_object() && j.contains("settings")))
       why = "'" + f.preset + "' has no \"settings\" object";
     if (why.empty()) try {

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include "core/run/runner.hpp"
 #include "model/lesson/lesson.hpp"
 
@@ -102,4 +104,15 @@ TEST_CASE("a bad lesson file is refused naming the file, the step and the key") 
     CHECK(error.find(c.expect) != std::string::npos);
     CHECK(l.name == "untouched");
   }
+  // A FIFO and an endless device are refused at once (their contents were read without end before).
+  const fs::path fifo = dir / "fifo.json";
+  fs::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  Lesson l;
+  std::string error;
+  CHECK_FALSE(load_lesson_file(fifo.string(), l, error));
+  CHECK(error.find("not a regular file") != std::string::npos);
+  CHECK_FALSE(load_lesson_file("/dev/urandom", l, error));
+  CHECK(error.find("not a regular file") != std::string::npos);
+  fs::remove(fifo);
 }

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include "core/formats/result_json.hpp"
 #include "figure_helpers.hpp"
 #include "model/controller.hpp"
@@ -186,7 +188,20 @@ TEST_CASE("a corrupt, truncated or out-of-range preset is refused with a clear e
   std::string error;
   Preset p;
   CHECK_FALSE(load_preset_file((dir / "missing.json").string(), p, error));
-  CHECK(error.find("cannot open") != std::string::npos);
+  CHECK(error.find("does not exist") != std::string::npos);
   CHECK_FALSE(load_preset_file(dir.string(), p, error));  // a folder is not "invalid JSON at byte 1"
   CHECK(error.find("is a folder") != std::string::npos);
+  // Refused at once, before a byte is read: a FIFO (whose open would wait for a writer), an endless
+  // device, and a file over the 16 MiB cap.
+  const fs::path fifo = dir / "fifo.json";
+  fs::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_FALSE(load_preset_file(fifo.string(), p, error));
+  CHECK(error.find("not a regular file") != std::string::npos);
+  CHECK_FALSE(load_preset_file("/dev/zero", p, error));
+  CHECK(error.find("not a regular file") != std::string::npos);
+  fs::resize_file(dir / "bad.json", (16u << 20) + 1);
+  CHECK_FALSE(load_preset_file((dir / "bad.json").string(), p, error));
+  CHECK(error.find("over the limit of 16 MiB") != std::string::npos);
+  fs::remove(fifo);
 }

@@ -47,6 +47,23 @@ TEST_CASE("an unknown link name is refused, naming the valid ones; bad values ar
   CHECK(args == std::vector<std::string>{"--set", "alpha=7"});
 }
 
+TEST_CASE("a link names only shipped presets, lessons and token files: never a path") {
+  std::vector<std::string> errors;
+  const auto args = link_arguments(
+      parse_query("preset=%2Fdev%2Furandom&lesson=/dev/zero&tokens=/etc/passwd&tab=%1b%5b31m"), {}, errors);
+  REQUIRE(errors.size() == 3);
+  CHECK(errors[0].find("preset '/dev/urandom' is not a shipped preset") != std::string::npos);
+  CHECK(errors[0].find("behind-rope-fig4") != std::string::npos);  // the valid names are listed
+  CHECK(errors[1].find("lesson '/dev/zero' is not a shipped lesson") != std::string::npos);
+  CHECK(errors[2].find("tokens '/etc/passwd'") != std::string::npos);
+  // Only the tab remains, its value passed on for the window's parser.
+  CHECK(args == std::vector<std::string>{"--tab", "\x1b[31m"});
+  errors.clear();
+  CHECK(link_arguments(parse_query("tokens=builtin:zuo-addition"), {}, errors) ==
+        std::vector<std::string>{"--set", "tokens=builtin:zuo-addition"});
+  CHECK(errors.empty());
+}
+
 TEST_CASE("percent-decoding: escapes and '+' decoded, malformed escapes kept") {
   CHECK(percent_decode("a%3Db+c") == "a=b c");
   CHECK(percent_decode("100%") == "100%");

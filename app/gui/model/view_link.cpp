@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/model/input_file.hpp"
 #include "core/model/settings_text.hpp"
+#include "model/figure/figure.hpp"
+#include "model/lesson/lesson.hpp"
 
 namespace maskscope::gui {
 
@@ -84,7 +87,20 @@ std::vector<std::string> link_arguments(const LinkQuery& query, const std::vecto
     if (std::find(page_keys.begin(), page_keys.end(), name) != page_keys.end()) continue;
     if (name == "present") {
       if (value == "1" || value == "true" || value.empty()) args.push_back("--present");
-      else if (value != "0" && value != "false") errors.push_back("link: present: '" + value + "'; valid: 0, 1");
+      else if (value != "0" && value != "false")
+        errors.push_back("link: present: '" + printable(value) + "'; valid: 0, 1");
+    } else if (name == "preset" && !find_shipped_preset(value)) {
+      // A link names only what ships with maskscope: never a path (?preset=/dev/urandom) or a URL.
+      std::string valid;
+      for (const Preset& p : shipped_presets()) valid += (valid.empty() ? "" : ", ") + p.name;
+      errors.push_back("link: preset '" + printable(value) + "' is not a shipped preset; valid: " + valid);
+    } else if (name == "lesson" && !find_shipped_lesson(value)) {
+      std::string valid;
+      for (const Lesson& l : shipped_lessons()) valid += (valid.empty() ? "" : ", ") + l.name;
+      errors.push_back("link: lesson '" + printable(value) + "' is not a shipped lesson; valid: " + valid);
+    } else if (name == "tokens" && value.rfind("builtin:", 0) != 0 && !value.empty()) {
+      errors.push_back("link: tokens '" + printable(value) +
+                       "' is not a built-in token file; a link names only builtin:... files");
     } else if (std::find(std::begin(kViewKeys), std::end(kViewKeys), name) != std::end(kViewKeys)) {
       // (samples too: --samples also sets a preset's figure rows and caps a lesson's steps)
       args.push_back("--" + name);
@@ -95,7 +111,7 @@ std::vector<std::string> link_arguments(const LinkQuery& query, const std::vecto
     } else {
       std::string valid;
       for (const char* v : kViewKeys) valid += std::string(valid.empty() ? "" : ", ") + v;
-      errors.push_back("link: unknown name '" + name + "'; valid: " + valid + " and the settings " +
+      errors.push_back("link: unknown name '" + printable(name) + "'; valid: " + valid + " and the settings " +
                        setting_keys_text());
     }
   }

@@ -29,12 +29,24 @@ ScreenshotBuffer capture_screenshot(const ScreenshotOptions& options) {
 
 bool save_screenshot(const std::string& path, const ScreenshotOptions& options, std::string& error) {
   const ScreenshotBuffer b = capture_screenshot(options);
+  // stb writes the PNG through a callback to the writer's temporary (never reopened by name).
+  struct Sink {
+    int fd;
+    std::string error;
+    const std::string& path;
+  };
   return write_atomically(
       path,
-      [&](const std::string& tmp) {
-        return stbi_write_png(tmp.c_str(), b.width, b.height, 4, b.rgba.data(), b.width * 4)
-                   ? std::string()
-                   : "cannot write '" + tmp + "'";
+      [&](int fd) {
+        Sink sink{fd, "", path};
+        const int ok = stbi_write_png_to_func(
+            [](void* context, void* data, int size) {
+              auto* s = static_cast<Sink*>(context);
+              if (s->error.empty()) s->error = write_all(s->fd, data, std::size_t(size), s->path);
+            },
+            &sink, b.width, b.height, 4, b.rgba.data(), b.width * 4);
+        if (!sink.error.empty()) return sink.error;
+        return ok ? std::string() : "cannot encode the PNG for '" + path + "'";
       },
       error);
 }

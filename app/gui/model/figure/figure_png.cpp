@@ -120,12 +120,27 @@ bool write_scene_png(const Scene& scene, double scale, const std::string& path, 
     }
   }
   cairo_destroy(cr);
+  // The PNG goes to the descriptor of the writer's temporary (never reopened by name).
+  struct Sink {
+    int fd;
+    std::string error;
+    const std::string& path;
+  };
   const bool ok = write_atomically(
       path,
-      [&](const std::string& tmp) {
-        const cairo_status_t status = cairo_surface_write_to_png(surface, tmp.c_str());
+      [&](int fd) {
+        Sink sink{fd, "", path};
+        const cairo_status_t status = cairo_surface_write_to_png_stream(
+            surface,
+            [](void* closure, const unsigned char* data, unsigned int length) {
+              auto* s = static_cast<Sink*>(closure);
+              s->error = write_all(s->fd, data, length, s->path);
+              return s->error.empty() ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+            },
+            &sink);
+        if (!sink.error.empty()) return sink.error;
         return status == CAIRO_STATUS_SUCCESS ? std::string()
-                                              : "cannot write '" + tmp + "': " + cairo_status_to_string(status);
+                                              : "cannot write '" + path + "': " + cairo_status_to_string(status);
       },
       error);
   cairo_surface_destroy(surface);

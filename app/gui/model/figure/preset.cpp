@@ -12,6 +12,7 @@
 
 #include "core/formats/result_json.hpp"
 #include "core/model/strict_number.hpp"
+#include "core/model/input_file.hpp"
 #include "core/model/theory.hpp"
 #include "core/model/version.hpp"
 #include "model/embedded_asset.hpp"
@@ -209,27 +210,19 @@ Preset preset_from_json(const json& j) {
 }
 
 bool load_preset_file(const std::string& path, Preset& out, std::string& error) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    error = "preset '" + path + "' is a folder, not a preset file (JSON)";
-    return false;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open preset '" + path + "'";
-    return false;
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  // A regular file of at most 16 MiB, opened without blocking (a FIFO or /dev/zero is refused at once).
+  std::string text;
+  if (!read_input_file(path, kMaxTextInputBytes, "the preset", text, error)) return false;
   try {
-    const json j = json::parse(buffer.str());
+    const json j = json::parse(text);
     Preset p = preset_from_json(j);
     if (p.name.empty()) p.name = std::filesystem::path(path).stem().string();
     out = std::move(p);
     return true;
   } catch (const json::parse_error& e) {
-    error = "preset '" + path + "' is not valid JSON (truncated or corrupt?) at byte " + std::to_string(e.byte) + "";
-  } catch (const std::exception& e) { error = "preset '" + path + "': " + e.what(); }
+    error = "preset '" + printable(path, 200) + "' is not valid JSON (truncated or corrupt?) at byte " +
+            std::to_string(e.byte) + "";
+  } catch (const std::exception& e) { error = "preset '" + printable(path, 200) + "': " + e.what(); }
   return false;
 }
 

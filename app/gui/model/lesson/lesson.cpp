@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/formats/result_json.hpp"
+#include "core/model/input_file.hpp"
 #include "core/model/strict_number.hpp"
 #include "model/embedded_asset.hpp"
 #include "model/format.hpp"
@@ -122,19 +123,15 @@ ViewOptions lesson_view(const Lesson& l, std::size_t k) {
 }
 
 bool load_lesson_file(const std::string& path, Lesson& out, std::string& error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = "cannot read lesson file '" + path + "'";
-    return false;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
+  // A regular file of at most 16 MiB, opened without blocking (a FIFO or /dev/urandom is refused at once).
+  std::string text;
+  if (!read_input_file(path, kMaxTextInputBytes, "the lesson file", text, error)) return false;
   try {
     json j;
     try {
-      j = json::parse(ss.str());
+      j = json::parse(text);
     } catch (const json::parse_error& e) {
-      error = path + ": not valid JSON (truncated or corrupt?) at byte " + std::to_string(e.byte);
+      error = printable(path, 200) + ": not valid JSON (truncated or corrupt?) at byte " + std::to_string(e.byte);
       return false;
     }
     Lesson l = lesson_from_json(j, path);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/formats/atomic_file.hpp"
+#include "core/model/input_file.hpp"
 
 namespace maskscope::gui {
 
@@ -32,8 +33,7 @@ float load_presentation_scale(float fallback) {
   std::error_code ec;
   if (path.empty() || !std::filesystem::exists(path, ec)) return fallback;
   try {
-    std::ifstream in(path);
-    const auto j = nlohmann::json::parse(in);
+    const auto j = nlohmann::json::parse(read_input_file(path.string(), kMaxTextInputBytes, "the window settings"));
     if (j.contains("presentation_scale") && j.at("presentation_scale").is_number())
       return std::clamp(j.at("presentation_scale").get<float>(), kPresentationScaleMin, kPresentationScaleMax);
   } catch (const std::exception&) {
