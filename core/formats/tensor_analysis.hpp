@@ -30,6 +30,8 @@
 namespace maskscope {
 
 constexpr const char* kTensorFormat = "maskscope-tensors 1";
+// The manifest's "model" of a folder `run --save-tensors` wrote: "maskscope simulation: <settings>".
+constexpr const char* kSimulationModelPrefix = "maskscope simulation";
 
 struct TensorSet {
   std::string folder;
@@ -131,8 +133,15 @@ nlohmann::json tensor_config_json(const TensorSet& t, const NonFinite* left_out 
 // Bytes save_tensors needs for a run of `s` (s.samples traces and the arrays written from them), about.
 std::uint64_t save_tensors_bytes(const Settings& s);
 
+// "" when `folder` may receive a run's tensors: it does not exist (its parent folder does and is writable),
+// or it is a real folder (not a link) that is empty or holds only what save_tensors writes, with a manifest
+// a maskscope run wrote. Otherwise why not. `run --save-tensors` checks it before computing.
+std::string check_tensor_destination(const std::string& folder);
+
 // Writes traces (SampleTrace, one per sample) of a run as a tensor folder with manifest.json:
-// the round trip of `maskscope-cli run --save-tensors`. False with `error` on failure.
+// the round trip of `maskscope-cli run --save-tensors`. The folder is written whole (a failure leaves it
+// as it was), its manifest lists every array with its size and FNV-1a 64 ("files"), and open_tensors
+// verifies them. False with `error` on failure.
 bool save_tensors(const std::string& folder, const Settings& s, const std::vector<SampleTrace>& traces,
                   std::string& error);
 

@@ -13,6 +13,7 @@
 #include "core/formats/atomic_file.hpp"
 #include "core/formats/result_json.hpp"
 #include "core/run/runner.hpp"
+#include "core/model/fnv1a.hpp"
 #include "core/model/version.hpp"
 
 namespace maskscope {
@@ -31,14 +32,6 @@ constexpr const char* kNumerics =
     "lane fma in dots, mix, exp; packed maps; "
     "blocks of 1e7, fixed random-weight networks in batches, segments of 256 values per layer a block, "
     "exact 192-bit 2^-100";
-
-std::uint64_t fnv1a(const char* data, std::size_t size, std::uint64_t h = 0xcbf29ce484222325ULL) {
-  for (std::size_t i = 0; i < size; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 std::string header_json(const PartialSums& p) {
   const SampleGrid g = sample_grid(p.settings);
