@@ -140,7 +140,7 @@ TEST_CASE("a tensor folder not as it was written (an array from another run, a t
 
 TEST_CASE("--save-tensors: an unrelated folder is refused before computing, a run's own folder replaced whole") {
   const std::string mine = work("notes_folder");
-  fs::remove_all(mine);
+  for (const std::string& gone : {mine, work("notes_run.json"), work("no_such")}) fs::remove_all(gone);
   fs::create_directories(mine);
   std::ofstream(mine + "/notes.txt") << "not tensors\n";
   // Without --quiet: a run that computed would print its "done:" line.
