@@ -184,6 +184,10 @@ def write_folder(out_dir, captured, model_name, prompts, mask="causal"):
     }
     if stages:
         manifest["stages"] = stages
+    # Every array's size, which analyze checks (a file cut short or swapped is refused). Sizes only, no
+    # FNV-1a checksum: a pure-Python FNV-1a runs at a few MB/s, minutes for a large model's export.
+    arrays = ["logits.npy", "weights.npy", "hidden.npy"] + list(stages.values())
+    manifest["files"] = {name: {"bytes": os.path.getsize(os.path.join(out_dir, name))} for name in arrays}
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
     return logits.shape, hidden.shape

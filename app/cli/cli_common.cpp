@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "core/formats/atomic_file.hpp"
+#include "core/formats/tensor_analysis.hpp"
 #include "core/run/partial_sums.hpp"
 #include "core/stats/sample_grid.hpp"
 #include "core/model/settings_text.hpp"
@@ -83,6 +84,9 @@ std::vector<SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) {
           {"save-tensors", "writes every sample's tensors: use --samples <= " + std::to_string(kSaveTensorsMax) +
                                " (this run has " + std::to_string(f.s.samples) + ")"});
     if (cmd.count("--shard") > 0) errors.push_back({"save-tensors", "cannot be combined with --shard"});
+    // The destination before computing: a new folder, or one a maskscope run wrote (replaced whole).
+    if (std::string why = check_tensor_destination(f.save_tensors); !why.empty())
+      errors.push_back({"save-tensors", why});
   }
   // A sweep splits by points, not by segments: cmd_sweep.cpp reads its own --shard.
   if (cmd.get_name() != "sweep" && cmd.get_option_no_throw("--shard") != nullptr && cmd.count("--shard") > 0 &&

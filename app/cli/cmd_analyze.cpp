@@ -65,11 +65,10 @@ int cmd_analyze(AnalyzeFlags& a) {
   }
   if (!a.layers.empty())
     if (std::string why = select_layers(t, a.layers); !why.empty()) return report_invalid({{"layers", why}});
-  const std::uint64_t need = tensor_analysis_bytes(t), available = available_memory_bytes();
-  if (available > 0 && need > available * 8 / 10) {
-    std::cerr << "maskscope-cli: analyze refused: " << t.L << " layers x " << t.H << " heads at T = " << t.T
-              << " need about " << bytes_text(need) << "; " << bytes_text(available)
-              << " available. Analyse fewer layers (--layers) or export shorter prompts.\n";
+  if (std::string why = memory_shortfall(tensor_analysis_bytes(t)); !why.empty()) {
+    std::cerr << "maskscope-cli: analyze refused: " << t.analysed_layers() << " layers x " << t.H
+              << " heads at T = " << t.T << " need " << why
+              << ". Analyse fewer layers (--layers) or export shorter prompts.\n";
     return kExitInvalid;
   }
   t.allow_nonfinite = allow_nonfinite;

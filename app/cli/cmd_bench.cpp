@@ -94,6 +94,19 @@ int cmd_bench(BenchFlags& b) {
   g.d = 768;
   g.heads = 12;
   g.layers = 12;
+  // Memory, as every subcommand checks it (resources.hpp): the largest case's run (n 512 below, or GPT-2 small's
+  // network), one at a time.
+  {
+    Settings big = a;
+    big.n = 512;
+    std::uint64_t need = 0;
+    for (Settings k : {a, c, z, zf, g, big}) {
+      k.threads = b.threads;
+      need = std::max(need, estimate_cost(k, resolved_threads(k)).memory_bytes);
+    }
+    if (std::string why = memory_shortfall(need); !why.empty())
+      return report_invalid({{"threads", "the benchmark's largest case needs " + why + ". Use fewer threads"}});
+  }
   // The machine's GEMM peak in this run, at the shape of Zuo's MLP product for one batch of samples
   // ((B n) x d by d x 4d): the reference for the random-weight lines' forward-pass GFLOP/s.
   zf.threads = b.threads;

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "core/formats/result_json.hpp"
 #include "core/model/version.hpp"
+#include "core/run/resources.hpp"
 #include "core/run/runner.hpp"
 
 namespace maskscope::cli {
@@ -63,6 +64,10 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
     errors.push_back(
         {"mask", "the leakage table compares the causal mask with its bidirectional ablation; use --mask causal"});
   if (!errors.empty()) return report_invalid(errors);
+  // Memory, as `run` checks it: the four runs one after the other, each beside the finished ones' snapshots.
+  const RunMemoryPlan plan = plan_run_memory(f.s, resolved_threads(f.s), 3 * moments_bytes(f.s));
+  if (!plan.refusal.empty()) return report_invalid({{"n", plan.refusal}});
+  if (plan.threads < resolved_threads(f.s)) f.s.threads = plan.threads;
   // Ablations on the same random draws (same seed): each differs from the baseline in one thing (004 Sec. 4).
   std::vector<Ablation> rows = {{"baseline", "baseline", f.s},
                                 {"identity_rope", "identity RoPE", f.s},

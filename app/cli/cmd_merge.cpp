@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -13,6 +14,8 @@
 #include "core/formats/result_json.hpp"
 #include "core/model/version.hpp"
 #include "core/run/partial_sums.hpp"
+#include "core/run/resources.hpp"
+#include "core/stats/accumulator.hpp"
 #include "core/run/sweep_shard.hpp"
 
 namespace maskscope::cli {
@@ -60,6 +63,27 @@ int cmd_merge(MergeFlags& m) {
     std::cerr << "maskscope-cli: merge refused: " << *sweep << " is a sweep's shard (" << kSweepShardExtension
               << ") and " << *run << " is not; merge the parts of one run (" << kPartialSumsExtension
               << ") or of one sweep\n";
+    return kExitInvalid;
+  }
+  // Memory, as every subcommand checks it (resources.hpp): a run's merge holds a part's file and its exact
+  // sums (49 bytes a value each), the merged sums, their moments and the snapshot; a sweep's, its shards' text
+  // and parsed JSON (about ten times the files).
+  std::uint64_t need = 0;
+  std::string largest;
+  for (const std::string& file : m.files) {
+    std::error_code ec;
+    const std::uint64_t size = std::filesystem::file_size(file, ec);
+    std::uint64_t bytes = ec ? 0 : 10 * size;
+    if (sweeps == 0) try {
+        bytes = std::uint64_t(accum_layout(read_partial_sums_header(file).settings).total()) * (3 * 49 + 2 * 16);
+      } catch (const std::exception&) { bytes = 0; }  // merge names what is wrong with the file
+    if (sweeps > 0) need += bytes;
+    else if (bytes > need) need = bytes, largest = file;
+  }
+  if (std::string why = memory_shortfall(need); !why.empty()) {
+    std::cerr << "maskscope-cli: merge refused: "
+              << (sweeps > 0 ? std::to_string(m.files.size()) + " sweep shards" : "the run of " + largest)
+              << (sweeps > 0 ? " need " : " needs ") << why << "\n";
     return kExitInvalid;
   }
   if (sweeps > 0) return merge_sweep(m);

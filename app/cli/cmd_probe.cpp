@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <optional>
+#include <stop_token>
 #include <thread>
 #include <type_traits>
 
@@ -127,19 +129,20 @@ int cmd_probe(ProbeFlags& f, const CLI::App& cmd) {
       errors.push_back(std::move(e));
     }
   if (!errors.empty()) return report_invalid(errors);
-  std::atomic<bool> done{false};
   std::atomic<std::int64_t> collected{0};
-  std::thread progress([&] {
-    while (!done) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      if (!f.run.quiet && !done)
-        std::fprintf(stderr, "\r%lld / %lld sequences   ", static_cast<long long>(collected.load()),
-                     static_cast<long long>(r.train + r.test));
-    }
-  });
-  auto table = run_position_probes(f.run.s, r, nullptr, &collected);
-  done = true;
-  progress.join();
+  std::optional<ProbeTable> table;
+  {
+    // A jthread: stopped and joined when this block ends, also when run_position_probes throws.
+    std::jthread progress([&](std::stop_token stop) {
+      while (!stop.stop_requested()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        if (!f.run.quiet && !stop.stop_requested())
+          std::fprintf(stderr, "\r%lld / %lld sequences   ", static_cast<long long>(collected.load()),
+                       static_cast<long long>(r.train + r.test));
+      }
+    });
+    table = run_position_probes(f.run.s, r, nullptr, &collected);
+  }
   if (!table) return 1;
   if (!f.run.quiet)
     std::fprintf(stderr, "\rdone: hidden states %.2f s, %s probes %.2f s (%d threads)\n", table->collect_s,

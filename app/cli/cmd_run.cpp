@@ -43,27 +43,21 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
   auto errors = finish_settings(f, cmd);
   if (!errors.empty()) return mpi.rank() == 0 ? report_invalid(errors) : kExitInvalid;
   // Memory: refuse, or use fewer threads, before allocating anything (resources.hpp).
-  const std::uint64_t available = available_memory_bytes();
-  if (available > 0) {
+  {
     const int wanted = resolved_threads(f.s);
-    int threads = wanted;
-    while (threads > 1 && estimate_cost(f.s, threads).memory_bytes > available * 8 / 10) --threads;
-    const RunCost cost = estimate_cost(f.s, threads);
-    if (cost.memory_bytes > available * 8 / 10) {
-      const bool net = network_bytes(f.s) > 0;
-      errors.push_back(
-          {"n", "n = " + std::to_string(f.s.n) + ", layers = " + std::to_string(f.s.layers) +
-                    (net ? ", d = " + std::to_string(f.s.d) + ", vocab = " + std::to_string(f.s.vocab) : "") +
-                    " needs about " + bytes_text(cost.memory_bytes) + " even with 1 thread; this machine has " +
-                    bytes_text(available) + " available. Lower " + (net ? "d, vocab, " : "") + "n or layers."});
+    // --save-tensors holds every sample's trace and the arrays it writes, beside the run's buffers.
+    const RunMemoryPlan plan = plan_run_memory(f.s, wanted, f.save_tensors.empty() ? 0 : save_tensors_bytes(f.s));
+    if (!plan.refusal.empty()) {
+      errors.push_back({"n", plan.refusal});
       return report_invalid(errors);
     }
-    if (threads < wanted) {
+    if (plan.threads < wanted) {
       std::cerr << "maskscope-cli: " << wanted << " threads would need about "
-                << bytes_text(estimate_cost(f.s, wanted).memory_bytes) << " (" << bytes_text(available)
-                << " available); using " << threads << " threads (same numbers, any thread count)\n";
-      f.s.threads = threads;
+                << bytes_text(estimate_cost(f.s, wanted).memory_bytes) << " (" << bytes_text(available_memory_bytes())
+                << " available); using " << plan.threads << " threads (same numbers, any thread count)\n";
+      f.s.threads = plan.threads;
     }
+    const RunCost cost = estimate_cost(f.s, plan.threads);
     if (!f.out.empty() && cost.json_bytes > (std::uint64_t(100) << 20) && !f.quiet)
       std::cerr << "maskscope-cli: the result will be about " << bytes_text(cost.json_bytes) << " of JSON\n";
   }
@@ -118,6 +112,10 @@ int cmd_run(RunFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
     while (!run.done()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (!f.quiet) progress_line(run.samples_done(), run.snapshot()->samples_per_s);
+    }
+    if (std::string why = run.error(); !why.empty()) {
+      std::cerr << (tty && !f.quiet ? "\n" : "") << "maskscope-cli: the run stopped: " << why << "\n";
+      return 1;
     }
     snap = run.snapshot();
     if (sums_output(f)) sums.exact = run.exact();  // only a .msum needs them (150 MB at n 512, L 4)

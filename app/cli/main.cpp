@@ -54,15 +54,21 @@ int main(int argc, char** argv) {
     if (*leakage) return ms::cli::cmd_leakage(leakage_flags, *leakage);
     if (*sweep) return ms::cli::cmd_sweep(sweep_flags, *sweep, mpi);
     if (*probe) return ms::cli::cmd_probe(probe_flags, *probe);
+    if (*theory) return ms::cli::cmd_theory(theory_flags, *theory);
+    if (*bench) return ms::cli::cmd_bench(bench_flags);
   } catch (const std::bad_alloc&) {
+    // Every subcommand checks its memory estimate first (resources.hpp); this is the last line behind it.
     std::cerr << "maskscope-cli: out of memory; lower n, layers or threads\n";
+    if (mpi.size() > 1) mpi.abort(1);
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "maskscope-cli: " << e.what() << "\n";
     if (mpi.size() > 1) mpi.abort(1);
     return 1;
+  } catch (...) {  // nothing reaches std::terminate
+    std::cerr << "maskscope-cli: unexpected error\n";
+    if (mpi.size() > 1) mpi.abort(1);
+    return 1;
   }
-  if (*theory) return ms::cli::cmd_theory(theory_flags, *theory);
-  if (*bench) return ms::cli::cmd_bench(bench_flags);
   return ms::cli::kExitInvalid;
 }

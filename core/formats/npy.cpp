@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "core/formats/atomic_file.hpp"
+#include "core/model/fnv1a.hpp"
+#include "core/model/input_file.hpp"
 
 namespace maskscope {
 
@@ -115,14 +117,13 @@ NpyArray::NpyArray(const void* data, NpyType type, std::vector<std::int64_t> sha
 }
 
 NpyArray::NpyArray(const std::string& path, const std::string& name) : path_(path), name_(name) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) refuse(path, name, std::string("cannot be opened (") + std::strerror(errno) + ")");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    refuse(path, name, "not a regular file");
-  }
-  const std::size_t size = std::size_t(st.st_size);
+  // Opened without blocking (a FIFO never hangs the analysis), a regular file, the size capped (input_file.hpp).
+  std::uint64_t file_size = 0;
+  int fd = -1;
+  try {
+    fd = open_input_file(path, kMaxTensorFileBytes, "array '" + name + "'", file_size);
+  } catch (const InputFileError& e) { throw std::runtime_error(escape_bytes(e.what())); }
+  const std::size_t size = std::size_t(file_size);
   if (size < 10) {
     ::close(fd);
     refuse(path, name, "truncated: " + std::to_string(size) + " bytes is shorter than the .npy preamble");
@@ -221,7 +222,7 @@ void NpyArray::read(std::size_t first, std::size_t count, float* out) const {
 }
 
 bool write_npy_f32(const std::string& path, const std::vector<std::int64_t>& shape, const float* data,
-                   std::string& error) {
+                   std::string& error, NpyWritten* written) {
   std::string dims;
   std::size_t elements = 1;
   for (auto v : shape) {
@@ -233,16 +234,26 @@ bool write_npy_f32(const std::string& path, const std::vector<std::int64_t>& sha
   const std::size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
-  std::string out = "\x93NUMPY";
-  out += char(1);
-  out += char(0);
-  out += char(header.size() & 0xff);
-  out += char((header.size() >> 8) & 0xff);
-  out += header;
-  const std::size_t at = out.size();
-  out.resize(at + 4 * elements);
-  std::memcpy(&out[at], data, 4 * elements);
-  return write_file_atomic(path, out, error);
+  std::string head = "\x93NUMPY";
+  head += char(1);
+  head += char(0);
+  head += char(header.size() & 0xff);
+  head += char((header.size() >> 8) & 0xff);
+  head += header;
+  // Header and values straight to the file (no copy of the values), and their size and FNV-1a on the way.
+  const bool ok = write_atomically(
+      path,
+      [&](int fd) {
+        std::string why = write_all(fd, head.data(), head.size(), path);
+        if (why.empty()) why = write_all(fd, data, 4 * elements, path);
+        return why;
+      },
+      error);
+  if (ok && written) {
+    written->bytes = head.size() + 4 * elements;
+    written->fnv1a = fnv1a(data, 4 * elements, fnv1a(head.data(), head.size()));
+  }
+  return ok;
 }
 
 }  // namespace maskscope

@@ -44,9 +44,14 @@ class NpyArray {
   const unsigned char* data_ = nullptr;
 };
 
-// Writes a little-endian float32 C-order array; false with `error` on failure.
+// What write_npy_f32 wrote: the file's size and its FNV-1a 64 (fnv1a.hpp), for a manifest.
+struct NpyWritten {
+  std::uint64_t bytes = 0, fnv1a = 0;
+};
+// Writes a little-endian float32 C-order array; false with `error` on failure. `written` (optional) gets
+// the file's size and checksum.
 bool write_npy_f32(const std::string& path, const std::vector<std::int64_t>& shape, const float* data,
-                   std::string& error);
+                   std::string& error, NpyWritten* written = nullptr);
 
 // Text from a file (a header's dtype, a manifest's name) made safe to print: valid UTF-8 and printable
 // ASCII stay, every other byte (control characters, invalid UTF-8) becomes \xNN.

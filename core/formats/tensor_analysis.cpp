@@ -55,7 +55,53 @@ namespace {
 struct Buffers {
   std::vector<float> S, A, s_mean, a_mean, x, C, inv_norm, norms;
   std::vector<float> rows, G, GC, g_inv;  // a stage's rows (T x D), its Gram matrix and cosines
+  std::vector<double> squares;            // each token's squared norm, in double
 };
+
+// The hidden states' cosines, norms, adjacency and norm adjacency (kernel::hidden_metrics). A simulation's
+// values go through the kernel's float code, so a round trip repeats the run bit for bit; but a model's
+// finite value of 1e20 squares past float's range (3.4e38), and the kernel would take that token for a
+// zero vector (norm 0, cosine 0). When any token's squared norm leaves [1e-30, 1e30] (or is zero next to
+// such a token), norms and cosines are computed in double: dot products of floats cannot overflow there.
+[[gnu::always_inline]] inline void tensor_hidden_metrics(int n, int d, Buffers& b, kernel::LayerMetrics& lm) {
+  const float* x = b.x.data();
+  b.squares.resize(std::size_t(n));
+  bool in_float_range = true;
+  for (int i = 0; i < n; ++i) {
+    const float* xi = x + std::size_t(i) * d;
+    double ss = 0.0;
+    for (int k = 0; k < d; ++k) ss += double(xi[k]) * double(xi[k]);
+    b.squares[std::size_t(i)] = ss;
+    if (ss > 1e30 || (ss > 0.0 && ss < 1e-30)) in_float_range = false;
+  }
+  if (in_float_range) {
+    kernel::hidden_metrics(n, d, x, b.inv_norm.data(), b.C.data(), b.norms.data(), lm);
+    return;
+  }
+  float* C = b.C.data();
+  for (int i = 0; i < n; ++i) {
+    const double ss = b.squares[std::size_t(i)];
+    b.inv_norm[std::size_t(i)] = ss > 0.0 ? float(1.0 / std::sqrt(ss)) : 0.0f;
+  }
+  for (int i = 0; i < n; ++i) {
+    const float* xi = x + std::size_t(i) * d;
+    float* Ci = C + std::size_t(i) * n;
+    for (int j = 0; j < i; ++j) {
+      const double sj = b.squares[std::size_t(j)], si = b.squares[std::size_t(i)];
+      if (si <= 0.0 || sj <= 0.0) {
+        Ci[j] = 0.0f;
+        continue;
+      }
+      const float* xj = x + std::size_t(j) * d;
+      double dot = 0.0;
+      for (int k = 0; k < d; ++k) dot += double(xi[k]) * double(xj[k]);
+      Ci[j] = float(std::clamp(dot / (std::sqrt(si) * std::sqrt(sj)), -1.0, 1.0));
+    }
+    Ci[i] = b.squares[std::size_t(i)] > 0.0 ? 1.0f : 0.0f;
+  }
+  lm.adjacency = kernel::adjacency_of(n, [&](int r) { return C + std::size_t(r) * n; });
+  lm.norm_adjacency = kernel::norm_adjacency_of(n, b.inv_norm.data(), b.norms.data());
+}
 
 // Prompt p's stage Gram matrices of model layer l (0-based), analysed as layer k (docs/model.md section 12):
 // the input is hidden layer l (the embeddings for l = 0), the other stages their arrays.
@@ -91,7 +137,7 @@ bool accumulate_prompts(const TensorSet& t, const kernel::LayerArgs& la, const K
     kernel::LayerMetrics lm{};
     if (hidden) {  // layer 0: the embeddings
       t.hidden->read(std::size_t(p) * (t.L + 1) * n * d, std::size_t(n) * d, b.x.data());
-      kernel::hidden_metrics(n, d, b.x.data(), b.inv_norm.data(), b.C.data(), b.norms.data(), lm);
+      tensor_hidden_metrics(n, d, b, lm);
       kernel::accumulate_layer(la, layout.embedding_block(), false, b.S.data(), b.A.data(), b.s_mean.data(),
                                b.a_mean.data(), b.C.data(), b.inv_norm.data(), lm, sums);
     }
@@ -109,7 +155,7 @@ bool accumulate_prompts(const TensorSet& t, const kernel::LayerArgs& la, const K
       }
       if (hidden) {
         t.hidden->read((std::size_t(p) * (t.L + 1) + l + 1) * n * d, std::size_t(n) * d, b.x.data());
-        kernel::hidden_metrics(n, d, b.x.data(), b.inv_norm.data(), b.C.data(), b.norms.data(), lm);
+        tensor_hidden_metrics(n, d, b, lm);
       }
       kernel::accumulate_layer(la, k, true, b.S.data(), b.A.data(), b.s_mean.data(), b.a_mean.data(), b.C.data(),
                                b.inv_norm.data(), lm, sums);
@@ -133,6 +179,7 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel, An
                              "the prompts holding them (--allow-nonfinite; Python: allow_nonfinite=True)");
   if (bad.prompts >= t.P)
     throw std::runtime_error(nonfinite_text(bad, t.P) + ": every prompt holds one, so none is left to analyse");
+  if (std::string why = weights_sum_error(t, bad.in_prompt); !why.empty()) throw std::runtime_error(why);
   Settings s = tensor_settings(t);
   s.samples = t.P - bad.prompts;
   const KeyRanges keys = key_ranges(s);

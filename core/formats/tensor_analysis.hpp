@@ -30,6 +30,8 @@
 namespace maskscope {
 
 constexpr const char* kTensorFormat = "maskscope-tensors 1";
+// The manifest's "model" of a folder `run --save-tensors` wrote: "maskscope simulation: <settings>".
+constexpr const char* kSimulationModelPrefix = "maskscope simulation";
 
 struct TensorSet {
   std::string folder;
@@ -93,10 +95,17 @@ struct NonFinite {
   std::vector<char> in_prompt;        // per prompt: holds one (P entries; empty when values is 0)
   std::string first;                  // the first one's place, e.g. "logits[3, 1, 0, 5, 2] = NaN (prompt 3, ...)"
 };
-// Every refused value of the analysed cells; an empty result if `cancel` became true.
+// Every refused value of the analysed cells; an empty result if `cancel` became true. A -inf logit counts
+// only at a key the mask leaves visible (a row of them would be NaN weights; one turns the logits' mean NaN).
 NonFinite find_nonfinite(const TensorSet& t, const std::atomic<bool>* cancel = nullptr);
 // "17 non-finite values (12 NaN, 5 infinite) in 2 of 8 prompts; the first: logits[...] = NaN (prompt 3, ...)".
 std::string nonfinite_text(const NonFinite& f, int prompts);
+
+// "" when the given weights (if any) of every analysed row sum to 1 over the keys the mask leaves visible,
+// within weights_sum_tolerance (1e-3; 4e-3 for float16 arrays); else the first row that does not (array,
+// prompt, layer, head, row, its sum). Prompts marked in `left_out` are skipped. analyze_tensors refuses them.
+std::string weights_sum_error(const TensorSet& t, const std::vector<char>& left_out = {});
+double weights_sum_tolerance(NpyType type);
 
 // What an analysis reports while and after it runs.
 struct AnalysisReport {
@@ -121,8 +130,18 @@ std::optional<ProbeTable> probe_tensors(const TensorSet& t, const ProbeRequest& 
 // model, mask, prompts, layers, analysed_layers, heads, n, d, weights; `left_out` adds the prompts left out.
 nlohmann::json tensor_config_json(const TensorSet& t, const NonFinite* left_out = nullptr);
 
+// Bytes save_tensors needs for a run of `s` (s.samples traces and the arrays written from them), about.
+std::uint64_t save_tensors_bytes(const Settings& s);
+
+// "" when `folder` may receive a run's tensors: it does not exist (its parent folder does and is writable),
+// or it is a real folder (not a link) that is empty or holds only what save_tensors writes, with a manifest
+// a maskscope run wrote. Otherwise why not. `run --save-tensors` checks it before computing.
+std::string check_tensor_destination(const std::string& folder);
+
 // Writes traces (SampleTrace, one per sample) of a run as a tensor folder with manifest.json:
-// the round trip of `maskscope-cli run --save-tensors`. False with `error` on failure.
+// the round trip of `maskscope-cli run --save-tensors`. The folder is written whole (a failure leaves it
+// as it was), its manifest lists every array with its size and FNV-1a 64 ("files"), and open_tensors
+// verifies them. False with `error` on failure.
 bool save_tensors(const std::string& folder, const Settings& s, const std::vector<SampleTrace>& traces,
                   std::string& error);
 

@@ -1,11 +1,14 @@
 // The non-finite values of a tensor set (tensor_analysis.hpp's find_nonfinite): a model that produced NaN
-// is a finding the user must see, so the analysis refuses them, naming the first and the count.
+// is a finding the user must see, so the analysis refuses them, naming the first and the count. And given
+// weights whose rows do not sum to 1 over the visible keys (weights_sum_error).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "core/formats/tensor_analysis.hpp"
+#include "core/model/key_ranges.hpp"
 
 namespace maskscope {
 
@@ -16,7 +19,8 @@ namespace {
 // converts them (a float64 too large for float32 is +inf there too).
 class Scanner {
  public:
-  Scanner(const TensorSet& t, const std::atomic<bool>* cancel) : t_(t), cancel_(cancel), buffer_(kChunk) {}
+  Scanner(const TensorSet& t, const std::atomic<bool>* cancel)
+      : t_(t), cancel_(cancel), buffer_(kChunk), keys_(key_ranges(tensor_settings(t))) {}
 
   NonFinite run() {
     for (int p = 0; p < t_.P; ++p) {
@@ -26,7 +30,7 @@ class Scanner {
       if (t_.hidden) scan(*t_.hidden, std::size_t(p) * (t_.L + 1) * T * d, T * d, true);
       for (int k = 0; k < t_.analysed_layers(); ++k) {
         const std::size_t l = std::size_t(t_.source_layer(k) - 1);
-        scan(*t_.logits, (std::size_t(p) * t_.L + l) * block, block, false);
+        scan(*t_.logits, (std::size_t(p) * t_.L + l) * block, block, false, true);
         if (t_.weights) scan(*t_.weights, (std::size_t(p) * t_.L + l) * block, block, true);
         if (t_.hidden) scan(*t_.hidden, (std::size_t(p) * (t_.L + 1) + l + 1) * T * d, T * d, true);
         for (const auto& a : t_.stages)
@@ -47,17 +51,29 @@ class Scanner {
  private:
   static constexpr std::size_t kChunk = 1 << 16;
 
-  // Values [first, first + count) of `a`; `minus_inf` says whether -inf is refused there too.
-  void scan(const NpyArray& a, std::size_t first, std::size_t count, bool minus_inf) {
+  // Values [first, first + count) of `a`; `minus_inf` says whether -inf is refused there too. In logits
+  // (`masked`: T x T rows from `first`), -inf is a mask only where the manifest's mask hides the key: at a
+  // visible key it would turn the logits' means into NaN (and a row of them the weights), so it is refused.
+  void scan(const NpyArray& a, std::size_t first, std::size_t count, bool minus_inf, bool masked = false) {
+    const std::size_t T = std::size_t(t_.T);
     for (std::size_t at = 0; at < count; at += kChunk) {
       const std::size_t n = std::min(kChunk, count - at);
       a.read(first + at, n, buffer_.data());
       for (std::size_t i = 0; i < n; ++i) {
         const float v = buffer_[i];
-        if (std::isfinite(v) || (!minus_inf && v < 0 && std::isinf(v))) continue;
+        if (std::isfinite(v)) continue;
+        bool visible = false;
+        if (!minus_inf && v < 0 && std::isinf(v)) {
+          if (!masked) continue;
+          const std::size_t e = at + i;
+          const int row = int((e / T) % T), key = int(e % T);
+          if (key < keys_.lo[std::size_t(row)] || key > keys_.hi[std::size_t(row)]) continue;
+          visible = true;
+        }
         ++f_.values;
         if (std::isnan(v)) ++f_.nan;
-        if (f_.first.empty()) f_.first = place(a, first + at + i, v);
+        if (f_.first.empty())
+          f_.first = place(a, first + at + i, v) + (visible ? " at a key the mask leaves visible" : "");
       }
     }
   }
@@ -89,12 +105,47 @@ class Scanner {
   const TensorSet& t_;
   const std::atomic<bool>* cancel_;
   std::vector<float> buffer_;
+  KeyRanges keys_;
   NonFinite f_;
 };
 
 }  // namespace
 
 NonFinite find_nonfinite(const TensorSet& t, const std::atomic<bool>* cancel) { return Scanner(t, cancel).run(); }
+
+double weights_sum_tolerance(NpyType type) { return type == NpyType::f16 ? 4e-3 : 1e-3; }
+
+std::string weights_sum_error(const TensorSet& t, const std::vector<char>& left_out) {
+  if (!t.weights) return "";
+  const KeyRanges keys = key_ranges(tensor_settings(t));
+  const double tolerance = weights_sum_tolerance(t.weights->type());
+  const std::size_t T = std::size_t(t.T), nn = T * T;
+  std::vector<float> w(nn);
+  for (int p = 0; p < t.P; ++p) {
+    if (!left_out.empty() && left_out[std::size_t(p)]) continue;
+    for (int k = 0; k < t.analysed_layers(); ++k) {
+      const int l = t.source_layer(k) - 1;
+      for (int h = 0; h < t.H; ++h) {
+        t.weights->read(((std::size_t(p) * t.L + std::size_t(l)) * t.H + std::size_t(h)) * nn, nn, w.data());
+        for (std::size_t i = 0; i < T; ++i) {
+          double sum = 0.0;
+          for (int j = keys.lo[i]; j <= keys.hi[i]; ++j) sum += w[i * T + std::size_t(j)];
+          if (std::abs(sum - 1.0) <= tolerance) continue;
+          char text[32], tolerance_text[32];
+          std::snprintf(text, sizeof text, "%.6g", sum);
+          std::snprintf(tolerance_text, sizeof tolerance_text, "%g", tolerance);
+          return "array 'weights': prompt " + std::to_string(p) + ", layer " + std::to_string(l + 1) + ", head " +
+                 std::to_string(h) + ", row " + std::to_string(i) + ": the weights on the visible keys " +
+                 std::to_string(keys.lo[i]) + ".." + std::to_string(keys.hi[i]) + " sum to " + text +
+                 ", not 1 (tolerance " + tolerance_text +
+                 "). Attention weights are a softmax over the keys the mask leaves visible: check the manifest's "
+                 "\"mask\", or leave \"weights\" out (null) and maskscope takes the softmax of the logits";
+        }
+      }
+    }
+  }
+  return "";
+}
 
 std::string nonfinite_text(const NonFinite& f, int prompts) {
   return std::to_string(f.values) + " non-finite value" + (f.values == 1 ? "" : "s") + " (" + std::to_string(f.nan) +

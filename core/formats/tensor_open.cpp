@@ -4,12 +4,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include "core/formats/result_json.hpp"
+#include "core/model/fnv1a.hpp"
+#include "core/model/input_file.hpp"
 
 namespace maskscope {
 
@@ -74,6 +79,65 @@ void check_shapes(TensorSet& t, const std::string& mask_where) {
                            " must have W in [1, T] = [1, " + std::to_string(t.T) + "]");
 }
 
+// A plain file name inside the folder (no path, no "..").
+bool plain_name(const std::string& file) {
+  return !file.empty() && file.find('/') == std::string::npos && file != "." && file != "..";
+}
+
+// The manifest's "files": {name: {"bytes": N, "fnv1a64": "16 hex digits"}} (the checksum optional: the
+// exporter lists sizes only). Each file's size, and its checksum when listed, against the folder's: a
+// folder whose writing failed partway, or with one array from another run, is refused. Returns the names.
+std::vector<std::string> verify_files(const std::string& folder, const std::string& manifest_path,
+                                      const nlohmann::json& files) {
+  if (!files.is_object() || files.empty())
+    refuse(manifest_path, "\"files\" must be an object {file name: {\"bytes\": N, \"fnv1a64\": \"hex\"}}");
+  std::vector<std::string> names;
+  std::vector<char> chunk(std::size_t(1) << 20);
+  for (const auto& [file, entry] : files.items()) {
+    if (!plain_name(file)) refuse(manifest_path, "\"files\": '" + file + "' must be a file name inside the folder");
+    if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned())
+      refuse(manifest_path, "\"files\"." + file + " must be {\"bytes\": N} with an optional \"fnv1a64\"");
+    std::uint64_t want_sum = 0;
+    const bool summed = entry.contains("fnv1a64");
+    if (summed) {
+      const auto& hex = entry["fnv1a64"];
+      if (!hex.is_string() || hex.get<std::string>().size() != 16 ||
+          hex.get<std::string>().find_first_not_of("0123456789abcdef") != std::string::npos)
+        refuse(manifest_path, "\"files\"." + file + ".fnv1a64 must be 16 lowercase hex digits");
+      want_sum = std::stoull(hex.get<std::string>(), nullptr, 16);
+    }
+    const std::uint64_t want = entry["bytes"].get<std::uint64_t>();
+    const std::string path = (fs::path(folder) / file).string();
+    std::uint64_t size = 0;
+    const int fd = open_input_file(path, kMaxTensorFileBytes, "the file '" + file + "' the manifest lists", size);
+    if (size != want) {
+      ::close(fd);
+      refuse(path, std::to_string(size) + " bytes, but the manifest lists " + std::to_string(want) +
+                       ": the folder is not as it was written (a write that failed partway, or a file replaced)");
+    }
+    std::uint64_t sum = kFnv1aOffset, read_bytes = 0;
+    while (summed) {
+      const ssize_t r = ::read(fd, chunk.data(), chunk.size());
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        const int e = errno;
+        ::close(fd);
+        refuse(path, std::string("cannot be read (") + std::strerror(e) + ")");
+      }
+      if (r == 0) break;
+      sum = fnv1a(chunk.data(), std::size_t(r), sum);
+      read_bytes += std::uint64_t(r);
+    }
+    ::close(fd);
+    if (summed && (read_bytes != want || sum != want_sum))
+      refuse(path,
+             "its FNV-1a checksum differs from the manifest's: the folder is not as it was written (a write "
+             "that failed partway, or a file from another run)");
+    names.push_back(file);
+  }
+  return names;
+}
+
 }  // namespace
 
 TensorSet open_tensors(const std::string& folder) {
@@ -82,11 +146,18 @@ TensorSet open_tensors(const std::string& folder) {
   const std::string manifest_path = (fs::path(folder) / "manifest.json").string();
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) refuse(folder, "not a folder");
-  std::ifstream in(manifest_path);
-  if (!in) refuse(manifest_path, "missing (a tensor folder has manifest.json; see docs/tensors.md)");
+  // Read without blocking, a regular file of at most 16 MiB (input_file.hpp): a FIFO named manifest.json is refused.
+  std::string text;
+  try {
+    text = read_input_file(manifest_path, kMaxTextInputBytes, "the manifest");
+  } catch (const InputFileError& e) {
+    if (!fs::exists(fs::symlink_status(manifest_path, ec)))
+      refuse(manifest_path, "missing (a tensor folder has manifest.json; see docs/tensors.md)");
+    throw std::runtime_error(escape_bytes(e.what()));
+  }
   nlohmann::json m;
   try {
-    m = nlohmann::json::parse(in);
+    m = nlohmann::json::parse(text);
   } catch (const std::exception& e) { refuse(manifest_path, std::string("not valid JSON: ") + e.what()); }
   if (!m.is_object()) refuse(manifest_path, "expected a JSON object");
   if (m.value("format", std::string()) != kTensorFormat)
@@ -101,6 +172,18 @@ TensorSet open_tensors(const std::string& folder) {
     if (m.contains("prompts") && !m["prompts"].is_null())
       for (const auto& p : m.at("prompts")) t.prompts.push_back(p.get<std::string>());
   } catch (const nlohmann::json::exception& e) { refuse(manifest_path, std::string("wrong type: ") + e.what()); }
+  // Sizes and checksums: a folder a maskscope run wrote lists them (run --save-tensors); an exported one may.
+  std::vector<std::string> listed;
+  const bool simulated = t.model.rfind(kSimulationModelPrefix, 0) == 0;
+  if (m.contains("files") && !m["files"].is_null()) listed = verify_files(folder, manifest_path, m["files"]);
+  else if (simulated)
+    refuse(manifest_path,
+           "written by a maskscope run, but lists no \"files\" with their sizes and checksums: an "
+           "older maskscope's folder, or an altered one; write it again with run --save-tensors");
+  auto require_listed = [&](const std::string& key, const std::string& file) {
+    if (m.contains("files") && !m["files"].is_null() && std::find(listed.begin(), listed.end(), file) == listed.end())
+      refuse(manifest_path, "\"" + key + "\": '" + file + "' is not in \"files\" (every array's size is listed)");
+  };
   auto array = [&](const char* key, const char* fallback, bool required) -> std::unique_ptr<NpyArray> {
     std::string file = fallback;
     if (m.contains(key)) {
@@ -116,6 +199,7 @@ TensorSet open_tensors(const std::string& folder) {
     }
     if (fs::path(file).is_absolute() || file.find("..") != std::string::npos)
       refuse(manifest_path, std::string("\"") + key + "\": '" + file + "' must be a file name inside the folder");
+    require_listed(key, file);
     return std::make_unique<NpyArray>((fs::path(folder) / file).string(), key);
   };
   t.logits = array("logits", "logits.npy", true);
@@ -133,6 +217,7 @@ TensorSet open_tensors(const std::string& folder) {
       const std::string f = file.get<std::string>();
       if (fs::path(f).is_absolute() || f.find("..") != std::string::npos)
         refuse(manifest_path, "\"stages\"." + key + ": '" + f + "' must be a file name inside the folder");
+      require_listed("stages." + key, f);
       t.stages[std::size_t(*stage)] = std::make_unique<NpyArray>((fs::path(folder) / f).string(), "stages." + key);
     }
   }

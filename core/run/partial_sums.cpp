@@ -14,6 +14,7 @@
 #include "core/formats/result_json.hpp"
 #include "core/model/checksum.hpp"
 #include "core/run/runner.hpp"
+#include "core/model/fnv1a.hpp"
 #include "core/model/version.hpp"
 
 namespace maskscope {

@@ -1,7 +1,10 @@
 // Position probes on the random-weight network (position_probes.hpp).
 #include "core/run/position_probes.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <exception>
+#include <mutex>
 #include <cmath>
 #include <string>
 #include <thread>
@@ -53,15 +56,33 @@ std::vector<SettingError> validate_probe(const Settings& s, const ProbeRequest& 
   if (o.bootstrap < 2 || o.bootstrap > 100000)
     add("bootstrap", "bootstrap resamples must be an integer in [2, 100000]");
   if (errors.empty()) {
-    const std::uint64_t need = ProbeCollector::bytes(s.n, s.d, s.layers + 1, r);
-    const std::uint64_t available = available_memory_bytes();
-    if (available > 0 && need > available / 2)
-      add("train", "train + test = " + std::to_string(r.train + r.test) + " sequences of n = " + std::to_string(s.n) +
-                       ", d = " + std::to_string(s.d) + ", " + std::to_string(s.layers + 1) + " layers need about " +
-                       bytes_text(need) + " of features; this machine has " + bytes_text(available) +
-                       " available. Lower train, test or the features (x takes d values per token)");
+    const std::uint64_t features = ProbeCollector::bytes(s.n, s.d, s.layers + 1, r);
+    const std::uint64_t network = network_bytes(s);
+    if (std::string why = memory_shortfall(probe_memory_bytes(s, r)); !why.empty()) {
+      if (network >= features)
+        add("vocab", "d = " + std::to_string(s.d) + ", vocab = " + std::to_string(s.vocab) +
+                         ", layers = " + std::to_string(s.layers) + ": the fixed network (" + bytes_text(network) +
+                         ", its embedding table included) and the probe's features (" + bytes_text(features) +
+                         ") need " + why + ". Lower d, vocab or layers");
+      else
+        add("train", "train + test = " + std::to_string(r.train + r.test) + " sequences of n = " + std::to_string(s.n) +
+                         ", d = " + std::to_string(s.d) + ", " + std::to_string(s.layers + 1) +
+                         " layers: " + bytes_text(features) + " of features and the network (" + bytes_text(network) +
+                         ") need " + why + ". Lower train, test or the features (x takes d values per token)");
+    }
   }
   return errors;
+}
+
+std::uint64_t probe_memory_bytes(const Settings& s, const ProbeRequest& r) {
+  // The features, the shared network (embedding table included), and per worker its buffers and the traces
+  // of one block of samples (input and every layer's output, n x d; scores and weights per head, n x n).
+  const std::int64_t sequences = r.train + r.test;
+  const std::uint64_t threads = std::uint64_t(std::clamp<std::int64_t>(resolved_threads(s), 1, sequences));
+  const std::uint64_t n = std::uint64_t(s.n), d = std::uint64_t(s.d), L = std::uint64_t(s.layers);
+  const std::uint64_t traces = std::uint64_t(samples_per_block(s)) * sizeof(float) *
+                               ((L + 1) * n * d * 2 + L * n * n * (2 * std::uint64_t(s.heads) + 2));
+  return ProbeCollector::bytes(s.n, s.d, s.layers + 1, r) + network_bytes(s) + threads * (worker_bytes(s) + traces);
 }
 
 std::optional<ProbeTable> run_position_probes(const Settings& s, const ProbeRequest& r, const std::atomic<bool>* cancel,
@@ -75,9 +96,15 @@ std::optional<ProbeTable> run_position_probes(const Settings& s, const ProbeRequ
   // (random_weights_batched.hpp), so a trace per sample would repeat each block's products B times.
   const std::int64_t chunk = samples_per_block(s);
   std::atomic<std::int64_t> next{0};
-  auto worker = [&] {
+  // A worker's failure (std::bad_alloc, ...) stops the others and is rethrown here once every thread is
+  // joined: no exception leaves a thread (std::terminate) or unwinds past a joinable one.
+  std::atomic<bool> failed{false};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
     Simulator sim(s);
     for (std::int64_t q0; (q0 = next.fetch_add(chunk)) < sequences;) {
+      if (failed.load(std::memory_order_relaxed)) return;
       if (cancel && cancel->load(std::memory_order_relaxed)) return;
       const std::int64_t count = std::min(chunk, sequences - q0);
       const std::vector<SampleTrace> traces = sim.trace_block(std::uint64_t(q0), count);
@@ -90,10 +117,21 @@ std::optional<ProbeTable> run_position_probes(const Settings& s, const ProbeRequ
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (int k = 1; k < threads; ++k) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
+  auto worker = [&] {
+    try {
+      work();
+    } catch (...) {
+      std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      failed.store(true);
+    }
+  };
+  {
+    std::vector<std::jthread> pool;  // joined when the block ends, on every path
+    for (int k = 1; k < threads; ++k) pool.emplace_back(worker);
+    worker();
+  }
+  if (failure) std::rethrow_exception(failure);
   if (cancel && cancel->load()) return std::nullopt;
   const auto collected = std::chrono::steady_clock::now();
   auto table = fit_probes(collector, r, resolved_threads(s), cancel);

@@ -15,7 +15,11 @@ namespace maskscope {
 
 // Every problem with probing these settings, each naming its setting ("train", "test", "weights", ...)
 // and the valid range; empty when the probes can run. Includes validate(s).
+// Memory included (memory_shortfall, resources.hpp): probe_memory_bytes against the machine's.
 std::vector<SettingError> validate_probe(const Settings& s, const ProbeRequest& r);
+// Bytes the probes need, about: the features, the fixed network (embedding table included), and each
+// worker's buffers and one block's traces.
+std::uint64_t probe_memory_bytes(const Settings& s, const ProbeRequest& r);
 
 // Training sequences are samples 0 .. train-1 of the run's seed, test sequences samples train ..
 // train+test-1 (disjoint inputs, one network: weights fixed). Hidden states on resolved_threads(s)

@@ -30,6 +30,21 @@ std::int64_t merge_lookahead(const Settings& s, int threads) {
   return sums_bytes(s) > (std::uint64_t(16) << 20) ? threads : 2 * threads;
 }
 
+std::uint64_t moments_bytes(const Settings& s) { return sums_bytes(s); }
+
+std::uint64_t worker_bytes(const Settings& s) {
+  const std::uint64_t nn = std::uint64_t(s.n) * std::uint64_t(s.n);
+  const std::uint64_t nd = std::uint64_t(s.n) * s.d;
+  // A fixed random-weight network's worker holds the rows of a batch of B samples (14 B n d floats)
+  // and its heads' maps, plus Eigen's packed panels (under 2 MB); per-sample weights hold one sample.
+  const bool batched = s.random_weights() && s.weights == WeightsMode::fixed;
+  const std::uint64_t B = batched ? std::uint64_t(fixed_batch_samples(s)) : 1;
+  return s.random_weights() ? sizeof(float) * (std::max<std::uint64_t>(22, 14 * B + 3) * nd +
+                                               (2 * B * std::uint64_t(s.heads) + 5) * nn) +
+                                  2 * sizeof(double) * nn + (batched ? std::uint64_t(2) << 20 : 0)
+                            : sizeof(float) * (6 * nd + 3 * nn);
+}
+
 RunCost estimate_cost(const Settings& s, int threads) {
   RunCost c;
   const std::uint64_t nn = std::uint64_t(s.n) * std::uint64_t(s.n);
@@ -37,17 +52,7 @@ RunCost estimate_cost(const Settings& s, int threads) {
   // keeps its moments, snapshot.hpp): the published one, the one being built, and an older one a
   // reader such as the window may still hold (3).
   const std::uint64_t buffers = 1 + 3 + 3;
-  const std::uint64_t nd = std::uint64_t(s.n) * s.d;
-  // A fixed random-weight network's worker holds the rows of a batch of B samples (14 B n d floats)
-  // and its heads' maps, plus Eigen's packed panels (under 2 MB); per-sample weights hold one sample.
-  const bool batched = s.random_weights() && s.weights == WeightsMode::fixed;
-  const std::uint64_t B = batched ? std::uint64_t(fixed_batch_samples(s)) : 1;
-  const std::uint64_t per_thread =
-      s.random_weights()
-          ? sizeof(float) * (std::max<std::uint64_t>(22, 14 * B + 3) * nd + (2 * B * std::uint64_t(s.heads) + 5) * nn) +
-                2 * sizeof(double) * nn + (batched ? std::uint64_t(2) << 20 : 0)
-          : sizeof(float) * (6 * nd + 3 * nn);
-  const std::uint64_t work = std::uint64_t(threads) * per_thread;
+  const std::uint64_t work = std::uint64_t(threads) * worker_bytes(s);
   // Block buffers: one per block in flight (a worker takes one only with a block), at most the
   // lookahead. One-sample blocks of the parameter-free model hold no squares
   // (BlockSums::squares_implied): those are half size.
@@ -75,6 +80,30 @@ std::uint64_t available_memory_bytes() {
   }
   if (cap > 0 && (available == 0 || cap < available)) return cap;
   return available;
+}
+
+std::string memory_shortfall(std::uint64_t need) {
+  const std::uint64_t available = available_memory_bytes();
+  if (available == 0 || need <= available / 10 * 8) return "";
+  return "about " + bytes_text(need) + "; this machine has " + bytes_text(available) + " available" +
+         (std::getenv("MASKSCOPE_MEMORY_LIMIT") ? " (MASKSCOPE_MEMORY_LIMIT)" : "");
+}
+
+RunMemoryPlan plan_run_memory(const Settings& s, int wanted, std::uint64_t extra) {
+  RunMemoryPlan plan;
+  plan.threads = std::max(1, wanted);
+  plan.bytes = estimate_cost(s, plan.threads).memory_bytes + extra;
+  while (plan.threads > 1 && !memory_shortfall(plan.bytes).empty())
+    plan.bytes = estimate_cost(s, --plan.threads).memory_bytes + extra;
+  const std::string why = memory_shortfall(plan.bytes);
+  if (why.empty()) return plan;
+  const bool net = network_bytes(s) > 0;
+  plan.refusal = "n = " + std::to_string(s.n) + ", layers = " + std::to_string(s.layers) +
+                 (net ? ", d = " + std::to_string(s.d) + ", vocab = " + std::to_string(s.vocab) +
+                            " (a fixed network of " + bytes_text(network_bytes(s)) + ", its embedding table included)"
+                      : "") +
+                 " needs " + why + " even with 1 thread. Lower " + (net ? "d, vocab, " : "") + "n or layers.";
+  return plan;
 }
 
 std::string bytes_text(std::uint64_t bytes) {

@@ -27,6 +27,26 @@ RunCost estimate_cost(const Settings& s, int threads);
 std::int64_t merge_lookahead(const Settings& s, int threads);
 // MemAvailable from /proc/meminfo, or MASKSCOPE_MEMORY_LIMIT (bytes) when that is smaller; 0 when unknown.
 std::uint64_t available_memory_bytes();
+
+// One worker's own buffers (estimate_cost's per-thread part): its sample's (or batch's) rows and maps.
+std::uint64_t worker_bytes(const Settings& s);
+// One snapshot's or RunMoments' arrays: mean and M2 of every accumulated value.
+std::uint64_t moments_bytes(const Settings& s);
+
+// The one memory check of every subcommand (run, sweep, probe, leakage, analyze, merge, bench): "" when
+// `need` bytes fit in 80% of available_memory_bytes() (so MASKSCOPE_MEMORY_LIMIT caps it), or when that is
+// unknown; else "about 3.1 GB; this machine has 1.2 GB available" for the caller to put after "needs".
+std::string memory_shortfall(std::uint64_t need);
+
+// A threaded run of `s` beside `extra` bytes its caller holds (leakage's finished snapshots): `wanted`
+// threads, or fewer if those do not fit (the numbers do not depend on it); `refusal` says why not (the
+// settings that count, the estimate, what to lower) when even one thread does not. `bytes`: the estimate.
+struct RunMemoryPlan {
+  int threads = 1;
+  std::uint64_t bytes = 0;
+  std::string refusal;
+};
+RunMemoryPlan plan_run_memory(const Settings& s, int wanted, std::uint64_t extra = 0);
 // "1.6 GB", "340 MB".
 std::string bytes_text(std::uint64_t bytes);
 // The process's peak resident memory (VmHWM) in MiB; 0 where /proc is missing.

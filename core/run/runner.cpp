@@ -124,6 +124,34 @@ void Run::worker_main() {
 #if defined(__linux__)
   if (options_.low_priority) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
 #endif
+  try {
+    worker_loop();
+  } catch (const std::exception& e) { fail(e.what()); } catch (...) {
+    fail("unknown error");
+  }
+  std::lock_guard lock(mutex_);
+  --workers_running_;
+  cv_.notify_all();
+  publisher_cv_.notify_all();
+}
+
+void Run::fail(const char* what) {
+  {
+    std::lock_guard lock(error_mutex_);
+    if (error_.empty()) error_ = std::string(what).empty() ? "unknown error" : what;
+  }
+  cancel_.store(true);
+  std::lock_guard lock(mutex_);
+  cv_.notify_all();
+  publisher_cv_.notify_all();
+}
+
+std::string Run::error() const {
+  std::lock_guard lock(error_mutex_);
+  return error_;
+}
+
+void Run::worker_loop() {
   Simulator sim(settings_, false, options_.kernel);
   for (;;) {
     std::int64_t block;
@@ -152,10 +180,6 @@ void Run::worker_main() {
     cv_.notify_all();
     if (first_merge) publisher_cv_.notify_all();
   }
-  std::lock_guard lock(mutex_);
-  --workers_running_;
-  cv_.notify_all();
-  publisher_cv_.notify_all();
 }
 
 bool Run::compute_block(Simulator& sim, std::int64_t block, BlockSums& buffer) {
@@ -218,6 +242,18 @@ void Run::release_buffers() {
 }
 
 void Run::publisher_main() {
+  try {
+    publisher_loop();
+  } catch (const std::exception& e) { fail(e.what()); } catch (...) {
+    fail("unknown error");
+  }
+  std::unique_lock lock(mutex_);
+  publisher_cv_.wait(lock, [this] { return workers_running_ == 0; });  // cancelled on failure: they stop
+  done_.store(true);
+  done_cv_.notify_all();
+}
+
+void Run::publisher_loop() {
   bool published_data = false;
   std::int64_t published_samples = 0;  // the initial picture has none
   // The wait between pictures: the publish interval, or twice the last picture's cost (moments and
@@ -320,9 +356,6 @@ void Run::publisher_main() {
     if (options_.on_publish) options_.on_publish();
     if (last) break;
   }
-  std::lock_guard lock(mutex_);
-  done_.store(true);
-  done_cv_.notify_all();
 }
 
 void Run::copy_open_segment(RunMoments& copy) const {
@@ -353,6 +386,7 @@ void Run::stamp(Snapshot& snap, std::chrono::steady_clock::time_point now, doubl
 std::shared_ptr<const Snapshot> run_to_completion(const Settings& s) {
   Run run(s);
   run.wait();
+  if (std::string why = run.error(); !why.empty()) throw std::runtime_error(why);
   return run.snapshot();
 }
 

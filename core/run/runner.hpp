@@ -84,9 +84,15 @@ class Run {
   std::int64_t samples_in_range() const { return end_sample_ - begin_sample_; }
   // The exact sums of the segments computed; complete once done() and not cancelled.
   const ExactSums& exact() const { return exact_; }
+  // What stopped a worker or the publisher (std::bad_alloc, ...): "" if nothing. Such a failure is caught
+  // in its thread (never std::terminate), cancels the run and ends it as done(); run_to_completion throws it.
+  std::string error() const;
 
  private:
   void worker_main();
+  void worker_loop();
+  void publisher_loop();
+  void fail(const char* what);  // records the first failure and cancels
   // Computes `block` into `buffer` with `sim`; false if cancelled.
   bool compute_block(Simulator& sim, std::int64_t block, BlockSums& buffer);
   // Hands the computed `block` over and merges every block whose turn has come (under mutex_);
@@ -146,6 +152,9 @@ class Run {
 
   mutable std::mutex snapshot_mutex_;
   std::shared_ptr<const Snapshot> snapshot_;
+
+  mutable std::mutex error_mutex_;
+  std::string error_;
 
   // A stepped run's simulator, its block in progress and publication (the caller's thread only).
   std::unique_ptr<Simulator> stepper_;

@@ -380,16 +380,17 @@ MetricValue metric_value(const LayerStats& l, const SweepMetric& m) {
 }
 
 std::string sweep_memory_refusal(const std::vector<Settings>& points, int threads) {
-  std::uint64_t bytes = 0, largest_run = 0;
+  std::uint64_t bytes = 0, largest_run = 0, largest_network = 0;
   for (const Settings& p : points) {
     bytes += 64 * accum_layout(p).total();
     largest_run = std::max(largest_run, estimate_cost(p, 1).memory_bytes);
+    largest_network = std::max(largest_network, network_bytes(p));
   }
   bytes += std::uint64_t(std::max(threads, 1)) * largest_run;
-  const std::uint64_t available = available_memory_bytes();
-  if (available == 0 || bytes <= available * 8 / 10) return "";
-  return std::to_string(points.size()) + " points need about " + bytes_text(bytes) + "; this machine has " +
-         bytes_text(available) + " available. Fewer points, or lower n or layers.";
+  const std::string why = memory_shortfall(bytes);
+  if (why.empty()) return "";
+  return std::to_string(points.size()) + " points need " + why + ". Fewer points, or lower n, layers" +
+         (largest_network > 0 ? ", d or vocab." : ".");
 }
 
 }  // namespace maskscope

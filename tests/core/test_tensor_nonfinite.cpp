@@ -183,3 +183,66 @@ TEST_CASE("messages that quote a file's bytes escape control characters and inva
   CHECK(why.find("dtype '\\x1b\\xff<f4' is not supported") != std::string::npos);
   CHECK(why.find('\x1b') == std::string::npos);
 }
+
+TEST_CASE("-inf at a visible key is refused: one turns a mean NaN, a whole row gives NaN weights") {
+  Arrays a = make_arrays();
+  for (int j = 0; j <= 3; ++j) a.logits[logit_at(2, 0, 1, 3, j)] = -kInf;  // every key row 3 sees
+  const NonFinite f = find_nonfinite(memory_set(a));
+  CHECK(f.values == 4);
+  CHECK(f.first ==
+        "logits[2, 0, 1, 3, 0] = -inf (prompt 2, layer 1, head 1, i 3, j 0) at a key the mask leaves visible");
+  CHECK(refusal(memory_set(a)).find("4 non-finite values (0 NaN, 4 infinite) in 1 of 5 prompts") != std::string::npos);
+  Arrays one = make_arrays();
+  one.logits[logit_at(4, 1, 0, 5, 5)] = -kInf;
+  CHECK(refusal(memory_set(one)).find("logits[4, 1, 0, 5, 5] = -inf") != std::string::npos);
+  // Under the bidirectional mask every key is visible: the causal -inf are refused too.
+  Arrays b = make_arrays();
+  const TensorMemory bl{b.logits.data(), NpyType::f32, b.logits_shape};
+  CHECK(find_nonfinite(tensors_from_memory(bl, nullptr, nullptr, "bidirectional")).values ==
+        std::uint64_t(P) * L * H * T * (T - 1) / 2);
+}
+
+TEST_CASE("given weights must sum to 1 over the visible keys of every row") {
+  Arrays a = make_arrays();
+  std::vector<float> w(a.logits.size());
+  for (std::size_t row = 0; row < w.size() / T; ++row) {  // the softmax of each causal row
+    const std::size_t i = row % T;
+    double sum = 0;
+    for (std::size_t j = 0; j <= i; ++j) sum += std::exp(double(a.logits[row * T + j]));
+    for (std::size_t j = 0; j < std::size_t(T); ++j)
+      w[row * T + j] = j <= i ? float(std::exp(double(a.logits[row * T + j])) / sum) : 0.0f;
+  }
+  const TensorMemory logits{a.logits.data(), NpyType::f32, a.logits_shape};
+  const TensorMemory hidden{a.hidden.data(), NpyType::f32, a.hidden_shape};
+  const TensorMemory weights{w.data(), NpyType::f32, a.logits_shape};
+  CHECK(refusal(tensors_from_memory(logits, &weights, &hidden, "causal")).empty());
+  for (int j = 0; j <= 4; ++j) w[logit_at(3, 1, 1, 4, j)] *= 0.9f;
+  const std::string why = refusal(tensors_from_memory(logits, &weights, &hidden, "causal"));
+  INFO(why);
+  CHECK(why.find(
+            "array 'weights': prompt 3, layer 2, head 1, row 4: the weights on the visible keys 0..4 sum to 0.9") == 0);
+  for (int j = 0; j <= 4; ++j) w[logit_at(3, 1, 1, 4, j)] /= 0.9f;
+  CHECK(refusal(tensors_from_memory(logits, &weights, &hidden, "causal")).empty());
+  w[logit_at(0, 0, 0, 2, 1)] += 2e-3f;  // beyond float tolerance
+  CHECK(refusal(tensors_from_memory(logits, &weights, &hidden, "causal")).find("row 2: the weights") !=
+        std::string::npos);
+}
+
+TEST_CASE("hidden values of 1e20 (squares past float's range) give exact norms and cosines") {
+  Arrays a = make_arrays();
+  // Every token of every layer along one direction v, at scales from 1 to 1e20: every cosine is 1.
+  const float v[D] = {0.6f, -0.8f, 0.0f};
+  const float scale[T] = {1e20f, 1.0f, 3e19f, 2.0f, 1e-3f, 5e20f};
+  for (std::size_t r = 0; r < a.hidden.size() / D; ++r)
+    for (int k = 0; k < D; ++k) a.hidden[r * D + std::size_t(k)] = scale[r % T] * v[k];
+  const Snapshot snap = analyze_tensors(memory_set(a));
+  for (const LayerStats& l : snap.layers) {
+    for (int i = 0; i < T; ++i) {
+      for (int j = 0; j <= i; ++j) CHECK(std::abs(l.cosine_mean[std::size_t(i) * T + j] - 1.0) < 1e-12);
+      // Norms past 2^48 are beyond the exact sums' range (exact_sums.hpp): NaN, never a wrong number.
+      if (scale[i] < 1e10f) CHECK(l.norm_mean[std::size_t(i)] == doctest::Approx(double(scale[i])).epsilon(1e-6));
+      else CHECK(std::isnan(l.norm_mean[std::size_t(i)]));
+    }
+  }
+  CHECK(std::abs(snap.embeddings[0].cosine_mean[5 * T + 0] - 1.0) < 1e-12);
+}

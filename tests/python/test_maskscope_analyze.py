@@ -111,3 +111,20 @@ def test_a_corrupt_header_is_quoted_escaped(tmp_path):
     with pytest.raises(ValueError) as e:
         maskscope.analyze_folder(folder)
     assert "dtype '\\x1b[31m\\xff<f4'" in str(e.value) and "\x1b" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "logits.npy"])
+def test_analyze_folder_refuses_a_fifo_at_once(tmp_path, name):
+    """A FIFO as the manifest or an array is refused at once (before the fix, analyze_folder blocked in open())."""
+    import signal
+    logits, hidden = tensors()
+    folder = str(tmp_path / "t")
+    write_folder(folder, logits, None, hidden)
+    os.remove(os.path.join(folder, name))
+    os.mkfifo(os.path.join(folder, name))
+    signal.alarm(20)  # a hang fails the test instead of blocking the suite
+    try:
+        with pytest.raises(Exception, match="not a regular file"):
+            maskscope.analyze_folder(folder)
+    finally:
+        signal.alarm(0)
