@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "core/formats/atomic_file.hpp"
-#include "core/model/fnv1a.hpp"
+#include "core/model/checksum.hpp"
 #include "core/model/input_file.hpp"
 
 namespace maskscope {
@@ -251,7 +251,7 @@ bool write_npy_f32(const std::string& path, const std::vector<std::int64_t>& sha
       error);
   if (ok && written) {
     written->bytes = head.size() + 4 * elements;
-    written->fnv1a = fnv1a(data, 4 * elements, fnv1a(head.data(), head.size()));
+    written->fnv1a = fnv1a64(data, 4 * elements, fnv1a64(head.data(), head.size()));
   }
   return ok;
 }

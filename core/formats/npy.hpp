@@ -44,7 +44,7 @@ class NpyArray {
   const unsigned char* data_ = nullptr;
 };
 
-// What write_npy_f32 wrote: the file's size and its FNV-1a 64 (fnv1a.hpp), for a manifest.
+// What write_npy_f32 wrote: the file's size and its FNV-1a 64 (core/model/checksum.hpp), for a manifest.
 struct NpyWritten {
   std::uint64_t bytes = 0, fnv1a = 0;
 };

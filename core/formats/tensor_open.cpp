@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "core/formats/result_json.hpp"
-#include "core/model/fnv1a.hpp"
+#include "core/model/checksum.hpp"
 #include "core/model/input_file.hpp"
 
 namespace maskscope {
@@ -125,7 +125,7 @@ std::vector<std::string> verify_files(const std::string& folder, const std::stri
         refuse(path, std::string("cannot be read (") + std::strerror(e) + ")");
       }
       if (r == 0) break;
-      sum = fnv1a(chunk.data(), std::size_t(r), sum);
+      sum = fnv1a64(chunk.data(), std::size_t(r), sum);
       read_bytes += std::uint64_t(r);
     }
     ::close(fd);

@@ -14,7 +14,6 @@
 #include "core/formats/result_json.hpp"
 #include "core/model/checksum.hpp"
 #include "core/run/runner.hpp"
-#include "core/model/fnv1a.hpp"
 #include "core/model/version.hpp"
 
 namespace maskscope {
