@@ -30,7 +30,7 @@ std::string full(double v) {
   return buf;
 }
 
-bool has_text(const Scene& scene, const std::string& text) {
+bool has_text_containing(const Scene& scene, const std::string& text) {
   return std::any_of(scene.items.begin(), scene.items.end(), [&](const SceneItem& item) {
     const auto* t = std::get_if<SceneText>(&item);
     return t && t->text.find(text) != std::string::npos;
@@ -87,7 +87,7 @@ TEST_CASE("layer lines: each row's metric at x = layer (0 = the embeddings) with
   // Laid out through the charts: the legend names the rows; no heatmaps.
   const Scene scene = layout_figure(grouped);
   CHECK(scene.width > 0);
-  CHECK(has_text(scene, "cos"));
+  CHECK(has_text_containing(scene, "cos"));
   CHECK(std::none_of(scene.items.begin(), scene.items.end(),
                      [](const SceneItem& item) { return std::holds_alternative<SceneHeatmap>(item); }));
 }

@@ -116,20 +116,6 @@ TEST_CASE("merge refuses mismatched settings, overlaps, gaps, corrupt and trunca
 }
 
 #if MASKSCOPE_TEST_MPI
-namespace {
-Result mpirun(int ranks, const std::string& args, const std::string& env = "") {
-  std::string launcher = std::string(MASKSCOPE_MPIEXEC) + " --oversubscribe";
-  if (geteuid() == 0) launcher += " --allow-run-as-root";  // CI runs as root
-  // "--mca btl self,vader": shared memory on one machine, no network probing.
-  launcher += " --mca btl self,vader -np " + std::to_string(ranks);
-  if (!env.empty()) launcher += " -x " + env.substr(0, env.find('='));  // one NAME=value for every rank
-  // Sanitizer builds: OpenMPI unloads its dlopen'd components at MPI_Finalize, so LeakSanitizer sees
-  // their allocations with no module to attribute (or suppress) them to, as with Mesa in the window
-  // tests. Leak detection is off for the ranks only; every other ASan and UBSan check stays on.
-  launcher = "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 " + launcher + " -x ASAN_OPTIONS";
-  return cli(args, env + " " + launcher + " ");  // the launcher goes in front of maskscope-cli
-}
-}  // namespace
 
 TEST_CASE("mpirun with 1, 2 and 3 ranks gives the plain run's numbers, bit for bit") {
   REQUIRE(cli(kShardRun + " --threads 2 --out " + work("whole.json")).code == 0);

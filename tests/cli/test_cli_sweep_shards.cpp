@@ -246,17 +246,6 @@ TEST_CASE("sweep --shard refuses what is not shard K of N <= points, or not writ
 }
 
 #if MASKSCOPE_TEST_MPI
-namespace {
-// As test_cli_shards.cpp's: mpirun on this machine (shared memory), as root in CI, leaks unchecked in ranks.
-Result mpirun(int ranks, const std::string& args, const std::string& env = "") {
-  std::string launcher = std::string(MASKSCOPE_MPIEXEC) + " --oversubscribe";
-  if (geteuid() == 0) launcher += " --allow-run-as-root";
-  launcher += " --mca btl self,vader -np " + std::to_string(ranks);
-  if (!env.empty()) launcher += " -x " + env.substr(0, env.find('='));
-  launcher = "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 " + launcher + " -x ASAN_OPTIONS";
-  return cli(args, env + " " + launcher + " ");
-}
-}  // namespace
 
 TEST_CASE("mpirun -np 2 and 3 split a sweep by points and give one process's file and CSV, byte for byte") {
   for (const auto& [sweep, name] : {std::pair{kPfSweep, std::string("pf")}, std::pair{kRwSweep, std::string("rw")}}) {

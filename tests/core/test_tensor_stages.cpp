@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int P = 5, L = 2, H = 1, T = 6, d = 8, Dq = 12;
+// Prompts, layers, heads, tokens (k: other test files of a unity batch have their own P, L, H, T).
+constexpr int kP = 5, kL = 2, kH = 1, kT = 6, d = 8, Dq = 12;
 
 fs::path folder_with_stages(const std::string& name, const nlohmann::json& stages) {
   const fs::path dir = fs::temp_directory_path() / ("maskscope-tensor-stages-" + name);
@@ -30,12 +31,12 @@ fs::path folder_with_stages(const std::string& name, const nlohmann::json& stage
     return v;
   };
   std::string error;
-  const std::vector<float> logits = fill(std::size_t(P) * L * H * T * T);
-  REQUIRE(write_npy_f32((dir / "logits.npy").string(), {P, L, H, T, T}, logits.data(), error));
-  const std::vector<float> hidden = fill(std::size_t(P) * (L + 1) * T * d);
-  REQUIRE(write_npy_f32((dir / "hidden.npy").string(), {P, L + 1, T, d}, hidden.data(), error));
-  const std::vector<float> query = fill(std::size_t(P) * L * T * Dq);
-  REQUIRE(write_npy_f32((dir / "q.npy").string(), {P, L, T, Dq}, query.data(), error));
+  const std::vector<float> logits = fill(std::size_t(kP) * kL * kH * kT * kT);
+  REQUIRE(write_npy_f32((dir / "logits.npy").string(), {kP, kL, kH, kT, kT}, logits.data(), error));
+  const std::vector<float> hidden = fill(std::size_t(kP) * (kL + 1) * kT * d);
+  REQUIRE(write_npy_f32((dir / "hidden.npy").string(), {kP, kL + 1, kT, d}, hidden.data(), error));
+  const std::vector<float> query = fill(std::size_t(kP) * kL * kT * Dq);
+  REQUIRE(write_npy_f32((dir / "q.npy").string(), {kP, kL, kT, Dq}, query.data(), error));
   nlohmann::json m = {{"format", kTensorFormat}, {"model", "synthetic"},   {"mask", "causal"},
                       {"logits", "logits.npy"},  {"hidden", "hidden.npy"}, {"stages", stages}};
   std::ofstream(dir / "manifest.json") << m.dump();
@@ -57,17 +58,17 @@ TEST_CASE("tensor stages: each stage's Gram matrices are the mean over prompts o
   TensorSet t = open_tensors(dir.string());
   REQUIRE(t.has_stages());
   const Snapshot snap = analyze_tensors(t);
-  REQUIRE(snap.samples_done == P);
+  REQUIRE(snap.samples_done == kP);
   CHECK(tensor_config_json(t)["stages"] == nlohmann::json::array({"input", "query"}));
-  for (int l = 0; l < L; ++l) {
+  for (int l = 0; l < kL; ++l) {
     const LayerStats& ls = snap.layers[std::size_t(l)];
     for (Stage st : {Stage::input, Stage::query}) {
       const StageGram& g = ls.stages[std::size_t(st)];
       REQUIRE_FALSE(g.gram_mean.empty());
-      for (int i = 0; i < T; ++i)
-        for (int j = 0; j < T; ++j) {
+      for (int i = 0; i < kT; ++i)
+        for (int j = 0; j < kT; ++j) {
           double sum = 0, cos_sum = 0, sq = 0;
-          for (int p = 0; p < P; ++p) {
+          for (int p = 0; p < kP; ++p) {
             // The input of layer l + 1 is hidden layer l; the query its array's layer l.
             const std::vector<float> r =
                 st == Stage::input ? rows_of(*t.hidden, p, l) : rows_of(*t.stages[std::size_t(Stage::query)], p, l);
@@ -82,12 +83,12 @@ TEST_CASE("tensor stages: each stage's Gram matrices are the mean over prompts o
             sq += dot * dot;
             cos_sum += dot / std::sqrt(ni * nj);
           }
-          const double mean = sum / P, se = std::sqrt((sq - P * mean * mean) / (P - 1) / P);
+          const double mean = sum / kP, se = std::sqrt((sq - kP * mean * mean) / (kP - 1) / kP);
           CAPTURE(i);
           CAPTURE(j);
           CHECK(g.gram_mean(i, j) == doctest::Approx(mean).epsilon(1e-5));
           CHECK(g.gram_se(i, j) == doctest::Approx(se).epsilon(1e-3));
-          CHECK(g.cosine_mean(i, j) == doctest::Approx(cos_sum / P).epsilon(1e-5));
+          CHECK(g.cosine_mean(i, j) == doctest::Approx(cos_sum / kP).epsilon(1e-5));
         }
     }
     // Stages the folder lacks have no map (not zeros).
