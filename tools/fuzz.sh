@@ -11,9 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-bash tools/setup.sh
+[ "${MASKSCOPE_SETUP_DONE:-0}" = 1 ] || bash tools/setup.sh
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is missing (apt-get install clang)" >&2; exit 1; }
-cmake -S tests/fuzz -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S tests/fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-fuzz -j"$(nproc)"
 mkdir -p build-fuzz/corpus
 rm -rf build-fuzz/seeds && mkdir -p build-fuzz/seeds

@@ -3,17 +3,25 @@
 #   bash tools/sanitize.sh asan   # AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   bash tools/sanitize.sh tsan   # ThreadSanitizer (build-tsan/)
 #   bash tools/sanitize.sh        # both
-#   bash tools/sanitize.sh asan --window-free   # only the window-free suites (core, CLI, GUI model): before
-#                                               # each landing, without building the window
+#   bash tools/sanitize.sh asan --window-free   # only the window-free suites (core, CLI, GUI model), without
+#                                               # building the window (CI runs this)
+#   bash tools/sanitize.sh tsan --threads       # only the tests of the threads: the runner, the sweep, the
+#                                               # controller and the figure and sweep workbenches (CI runs this)
 # The kernel's target_clones are off in these builds (GCC's TSan cannot run an ifunc resolver).
 # Known third-party reports are suppressed in tools/sanitizers/ (fontconfig via cairo, Mesa).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh
+[ "${MASKSCOPE_SETUP_DONE:-0}" = 1 ] || bash tools/setup.sh
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 modes=()
 window_free=0
+threads_only=0
 for arg in "$@"; do
-  if [ "$arg" = "--window-free" ]; then window_free=1; else modes+=("$arg"); fi
+  case "$arg" in
+    --window-free) window_free=1 ;;
+    --threads) threads_only=1 ;;
+    *) modes+=("$arg") ;;
+  esac
 done
 [ ${#modes[@]} -eq 0 ] && modes=(asan tsan)
 supp="$PWD/tools/sanitizers"
@@ -26,7 +34,9 @@ for mode in "${modes[@]}"; do
   echo "== $mode: building into $dir"
   cmake --preset "$mode" >/dev/null
   suites="core_tests|cli_tests|gui_model_tests"
-  if [ "$window_free" = 1 ]; then
+  if [ "$threads_only" = 1 ]; then
+    cmake --build "$dir" -j"$(nproc)" --target core_tests gui_model_tests
+  elif [ "$window_free" = 1 ]; then
     cmake --build "$dir" -j"$(nproc)" --target core_tests cli_tests gui_model_tests maskscope-cli
   else
     cmake --build "$dir" -j"$(nproc)"
@@ -36,9 +46,15 @@ for mode in "${modes[@]}"; do
   export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
   export LP_NUM_THREADS=0
   window_tests="gui_smoke|key_presses|figure_export|slides_export"
+  if [ "$threads_only" = 1 ]; then
+    # The files whose tests start, pause, cancel and join the run's threads (doctest's --source-file).
+    echo "== $mode: the tests of the run's threads"
+    (cd "$dir" && ctest --output-on-failure -j"$(nproc)" -R "_threads\$")
+    continue
+  fi
   if [ "$window_free" = 1 ]; then
     echo "== $mode: ctest, the window-free suites (leak detection on)"
-    (cd "$dir" && ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" ctest --output-on-failure -j1 -R "^($suites)\$")
+    (cd "$dir" && ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" ctest --output-on-failure -j"$(nproc)" -R "^($suites)\$")
     continue
   fi
   # web_page is left out: it checks the Emscripten build against this build's CLI, whose kernels without

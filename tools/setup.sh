@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# Installs maskscope's Debian 12 build and test dependencies (skips when all are present).
+# Installs maskscope's Debian 12 packages (skips those already present):
+#   bash tools/setup.sh          everything the build and the tests need (tools/test.sh)
+#   bash tools/setup.sh window   only what the window needs to build and run (tools/run.sh)
 set -euo pipefail
-packages=(
+window=(
   build-essential cmake pkg-config ninja-build ccache
-  nlohmann-json3-dev libcli11-dev doctest-dev
-  libimgui-dev libglfw3-dev libepoxy-dev libstb-dev fonts-dejavu-core
-  libcairo2-dev libxml2-utils libxml2-dev xdotool
-  clang clang-format libclang-rt-14-dev
+  nlohmann-json3-dev libcli11-dev
+  libimgui-dev libglfw3-dev libepoxy-dev libstb-dev fonts-dejavu-core libcairo2-dev
   librandom123-dev libeigen3-dev
+)
+tests=(
+  doctest-dev libxml2-utils libxml2-dev xdotool
+  clang clang-format libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
   pybind11-dev python3-pybind11 python3-pytest python3-matplotlib jupyter-nbconvert python3-ipykernel
   xvfb xauth libgl1-mesa-dri libglx-mesa0
 )
+case "${1:-all}" in
+  window) packages=("${window[@]}") ;;
+  all) packages=("${window[@]}" "${tests[@]}") ;;
+  *) echo "setup.sh: unknown part '$1' (window, all)" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

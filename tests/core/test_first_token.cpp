@@ -187,7 +187,8 @@ TEST_CASE("random weights: BOS adds one embedding row; rows 0..V-1 and the block
   CHECK(ss / s.d < 0.02 * 0.02 * 3);
 }
 
-TEST_CASE("random weights, fixed network: BOS makes the bidirectional dR^2 leave the exchangeable value") {
+TEST_CASE("random weights, fixed network: BOS makes the bidirectional dR^2 leave the exchangeable value" *
+          doctest::test_suite("slow")) {
   Settings s = test::random_weights(10, 32, 2, 2, 30000);
   s.weights = WeightsMode::fixed;
   s.mask = MaskKind::bidirectional;

@@ -100,7 +100,8 @@ TEST_CASE("learned absolute positional embeddings at initialization: the X probe
   CHECK(std::abs(score(*without, 0, ProbeFeature::x).pearson_r) < 0.1);
 }
 
-TEST_CASE("ridge and MLP probes agree in sign and in the order of the features (causal NoPE)") {
+TEST_CASE("ridge and MLP probes agree in sign and in the order of the features (causal NoPE)" *
+          doctest::test_suite("slow")) {
   // At d 128 both read X best, then Var_X, then Sim_X (at d 32 the MLP reads X far better than a linear map).
   const Settings s = fixed_network(16, 128, 2, MaskKind::causal);
   ProbeRequest r = request(200, 200, {ProbeFeature::x, ProbeFeature::var, ProbeFeature::sim});

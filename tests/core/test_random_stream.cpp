@@ -189,7 +189,8 @@ RunMoments simulate(const Settings& s, bool explicit_inputs) {
 }
 }  // namespace
 
-TEST_CASE("the reduced input basis has the law of explicit d-dimensional inputs (every norm, alpha, mask)") {
+TEST_CASE("the reduced input basis has the law of explicit d-dimensional inputs (every norm, alpha, mask)" *
+          doctest::test_suite("slow")) {
   struct Case {
     Settings s;
   };

@@ -281,11 +281,13 @@ void check_per_sample_law(double mu) {
 
 }  // namespace
 
-TEST_CASE("per-sample weights have the law of explicitly drawn networks (mean 0.3: the direct draws)") {
+TEST_CASE("per-sample weights have the law of explicitly drawn networks (mean 0.3: the direct draws)" *
+          doctest::test_suite("slow")) {
   check_per_sample_law(0.3);  // exercises the mean part mu (Y 1) 1^T
 }
 
-TEST_CASE("per-sample weights have the law of explicitly drawn networks (mean 0: Bartlett attention)") {
+TEST_CASE("per-sample weights have the law of explicitly drawn networks (mean 0: Bartlett attention)" *
+          doctest::test_suite("slow")) {
   check_per_sample_law(0.0);  // d_h 8 >= n 6: the heads' Bartlett draws (random_weights_bartlett.hpp)
 }
 
@@ -306,7 +308,8 @@ TEST_CASE("exchangeable tokens (bidirectional mask): adjacency and norm adjacenc
   }
 }
 
-TEST_CASE("the papers' width: adjacency far above 0.5 after the first causal layer; at d 64 barely") {
+TEST_CASE("the papers' width: adjacency far above 0.5 after the first causal layer; at d 64 barely" *
+          doctest::test_suite("slow")) {
   // Zuo et al. Table 4 (mu 0, sigma 0.02): d 384, 6 heads, n 22. Layer 0 (the embeddings) has no order.
   const auto wide = run_to_completion(random_weights(22, 384, 6, 2, 600));
   CHECK(std::abs(wide->embeddings[0].adjacency - 0.5) < 4 * wide->embeddings[0].adjacency_se);

@@ -82,7 +82,8 @@ TEST_CASE("fixed network: a sample's bits depend on its index only, not on the b
   CHECK(again.trace_sample(20).layers[2].output == alone.layers[2].output);
 }
 
-TEST_CASE("fixed network: batched and per-sample paths agree statistically (independent seeds, z within 4)") {
+TEST_CASE("fixed network: batched and per-sample paths agree statistically (independent seeds, z within 4)" *
+          doctest::test_suite("slow")) {
   for (HiddenState hidden : {HiddenState::block, HiddenState::attention}) {
     Settings s = fixed_network_settings(1600);
     s.hidden = hidden;
@@ -103,7 +104,8 @@ TEST_CASE("fixed network: batched and per-sample paths agree statistically (inde
   }
 }
 
-TEST_CASE("48 layers run for both model families (Zuo et al.'s 24-layer stacks and deeper)") {
+TEST_CASE("48 layers run for both model families (Zuo et al.'s 24-layer stacks and deeper)" *
+          doctest::test_suite("slow")) {
   Settings pf;  // parameter-free, LayerNorm: layer 1 sees exchangeable inputs, so its RP is 0.5
   pf.layers = Limits::layers_max;
   REQUIRE(pf.layers == 48);
