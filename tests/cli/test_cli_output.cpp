@@ -3,6 +3,8 @@
 // other got there first instead of both reporting success over a lost result.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -36,10 +38,15 @@ TEST_CASE("two runs writing one --out at once: one writes, the other says so and
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string out = (dir / "result.json").string();
-  // Both start before either finishes (each computes for about a second), so the second to finish
-  // finds the first one's file where its check saw none.
+  // Both start before either finishes: each computes for about a second on this build (calibrated on a
+  // short run: an optimized build needs some 10^5 samples, a sanitizer build a few 10^3), so the second to
+  // finish finds the first one's file where its check saw none.
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(cli("run --n 16 --samples 5000 --threads 1 --out " + (dir / "calibrate.json").string()).code == 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const long samples = std::clamp(long(5000 / std::max(seconds, 1e-3)), 5000L, 2'000'000L);
   std::string run(MASKSCOPE_CLI);
-  run += " run --n 16 --samples 600000 --threads 1 --out ";
+  run += " run --n 16 --samples " + std::to_string(samples) + " --threads 1 --out ";
   run += out;
   std::string cmd = "bash -c 'cd ";
   cmd += dir.string();
@@ -49,7 +56,7 @@ TEST_CASE("two runs writing one --out at once: one writes, the other says so and
   const std::string errors = slurp((dir / "a.err").string()) + slurp((dir / "b.err").string());
   CHECK(((a == "0\n" && b == "1\n") || (a == "1\n" && b == "0\n")));
   CHECK(errors.find("another writer") != std::string::npos);
-  CHECK(read_json(out)["config"]["samples"] == 600000);
+  CHECK(read_json(out)["config"]["samples"] == samples);
   int temporaries = 0;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().filename().string().find(".maskscope-tmp") != std::string::npos) ++temporaries;
