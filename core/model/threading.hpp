@@ -6,6 +6,8 @@
 #pragma once
 
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace maskscope {
 
@@ -26,5 +28,25 @@ inline unsigned hardware_threads() {
   const unsigned hc = std::thread::hardware_concurrency();
   return hc == 0 ? 1 : hc;
 }
+
+// Threads joined when the pool goes out of scope, also when an exception leaves that scope (a joinable
+// std::thread would call std::terminate). std::jthread does this too, but Emscripten's libc++ has none.
+class JoiningThreads {
+ public:
+  JoiningThreads() = default;
+  JoiningThreads(const JoiningThreads&) = delete;
+  JoiningThreads& operator=(const JoiningThreads&) = delete;
+  ~JoiningThreads() {
+    for (std::thread& t : threads_)
+      if (t.joinable()) t.join();
+  }
+  template <class F>
+  void start(F&& f) {
+    threads_.emplace_back(std::forward<F>(f));
+  }
+
+ private:
+  std::vector<std::thread> threads_;
+};
 
 }  // namespace maskscope

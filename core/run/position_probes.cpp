@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/kernel/simulator.hpp"
+#include "core/model/threading.hpp"
 #include "core/model/cost.hpp"
 #include "core/run/resources.hpp"
 
@@ -127,8 +128,8 @@ std::optional<ProbeTable> run_position_probes(const Settings& s, const ProbeRequ
     }
   };
   {
-    std::vector<std::jthread> pool;  // joined when the block ends, on every path
-    for (int k = 1; k < threads; ++k) pool.emplace_back(worker);
+    JoiningThreads pool;  // joined when the block ends, on every path
+    for (int k = 1; k < threads; ++k) pool.start(worker);
     worker();
   }
   if (failure) std::rethrow_exception(failure);
