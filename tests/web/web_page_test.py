@@ -158,6 +158,13 @@ def main():
         browser.open(server.url("colour=red"))
         state = browser.wait_for(lambda s: s["samples_done"] > 0, 60, "the defaults to run after an unknown name")
         check(any("unknown name 'colour'" in e for e in state["errors"]), f"?colour=red is refused: {state['errors']}")
+        # A link names only shipped presets and lessons: a path is refused at once (it froze the page reading
+        # /dev/urandom before), and the defaults run.
+        browser.open(server.url("preset=%2Fdev%2Furandom&lesson=/dev/zero"))
+        state = browser.wait_for(lambda s: s["samples_done"] > 0, 60, "the defaults to run after a path as preset")
+        check(any("not a shipped preset" in e for e in state["errors"]) and
+              any("not a shipped lesson" in e for e in state["errors"]),
+              f"?preset=/dev/urandom&lesson=/dev/zero are refused: {state['errors']}")
 
         # 4. A preset link: its settings and the tab asked for.
         browser.open(server.url("preset=behind-rope-fig4&tab=diagonal"))
