@@ -68,6 +68,9 @@ ln -sfn /usr/include/stb/stb_image_write.h "$out/include/stb_image_write.h"
 ln -sfn /usr/include/eigen3 "$out/include/eigen3"
 ln -sfn "$imgui_dir" "$out/include/imgui"  # <imgui/backends/...> as with libimgui-dev
 
+# ccache (CMake's launcher, when installed) keys on paths relative to the clone, so another clone's build
+# of the same sources reuses these objects.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
 # Emscripten's JavaScript tools need Debian's node modules (node-acorn), which a Node.js not from
 # Debian does not search by itself.
 export NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs${NODE_PATH:+:$NODE_PATH}

@@ -222,8 +222,10 @@ def main():
         # Frames while it computed (its seconds of samples in slices of 10 ms), and none held for long: p95 of
         # the frame intervals so far, loosely bounded (a page that computed the run in one go would show a frame
         # or two, the longest seconds long). Under SwiftShader on a loaded 2-core machine a frame itself takes
-        # 100-400 ms, threaded page or not: the bound is for the stepping, not the drawing.
-        check(not state["threads_available"] and state["frames"] >= 10 and 0 < state["frame_ms_p95"] < 1000,
+        # 100-400 ms, threaded page or not: the bound is for the stepping, not the drawing. At least 5 frames:
+        # how many the run lasts depends on the machine's load (9 were seen beside the other suites of ctest
+        # -j2), and one computed in one go shows one or two.
+        check(not state["threads_available"] and state["frames"] >= 5 and 0 < state["frame_ms_p95"] < 1000,
               f"the one-thread page kept drawing while it computed: {state['frames']} frames, p95 interval "
               f"{state['frame_ms_p95']:.1f} ms")
     finally:
