@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 [ "${MASKSCOPE_SETUP_DONE:-0}" = 1 ] || bash tools/setup.sh
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# These builds carry debug information, for which ccache also keys on the build folder's path unless told
+# not to: without this another clone's sanitizer build would compile everything again.
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is missing (apt-get install clang)" >&2; exit 1; }
 cmake -S tests/fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-fuzz -j"$(nproc)"

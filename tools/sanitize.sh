@@ -13,6 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${MASKSCOPE_SETUP_DONE:-0}" = 1 ] || bash tools/setup.sh
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# These builds carry debug information, for which ccache also keys on the build folder's path unless told
+# not to: without this another clone's sanitizer build would compile everything again.
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 modes=()
 window_free=0
 threads_only=0
