@@ -11,7 +11,7 @@
 
 #include "commands.hpp"
 #include "core/kernel/gemm_reference.hpp"
-#include "core/kernel/lane_kernel.hpp"
+#include "core/run/kernel_info.hpp"
 #include "core/model/cost.hpp"
 #include "core/model/strict_number.hpp"
 #include "core/run/resources.hpp"

@@ -14,7 +14,7 @@
 #include "commands.hpp"
 #include "core/formats/result_json.hpp"
 #include "core/formats/tensor_analysis.hpp"
-#include "core/kernel/lane_kernel.hpp"
+#include "core/run/kernel_info.hpp"
 #include "core/model/version.hpp"
 #include "core/run/partial_sums.hpp"
 #include "core/run/resources.hpp"

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "commands.hpp"
-#include "core/kernel/lane_kernel.hpp"
+#include "core/run/kernel_info.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/model/strict_number.hpp"
 #include "core/run/resources.hpp"

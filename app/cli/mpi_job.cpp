@@ -9,7 +9,7 @@
 #include <iostream>
 #include <thread>
 
-#include "core/kernel/lane_kernel.hpp"
+#include "core/run/kernel_info.hpp"
 #include "core/run/runner.hpp"
 
 #if MASKSCOPE_MPI
@@ -53,7 +53,7 @@ void MpiSession::abort(int code) const {
 void mpi_require_one_kernel(const MpiSession& mpi, std::string kernel) {
 #if MASKSCOPE_MPI
   const int r = mpi.rank();
-  // Every rank must run the same kernel (lane_kernel.hpp kernel_name): processors with and without
+  // Every rank must run the same kernel (kernel_info.hpp kernel_name): processors with and without
   // AVX2 round differently, and the exact reduction promises one process's bits.
   if (const char* odd = std::getenv("MASKSCOPE_TEST_KERNEL_RANK"); odd && std::atoi(odd) == r)
     kernel += " (test)";                       // tests: a rank on a processor of another kind

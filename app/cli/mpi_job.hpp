@@ -42,7 +42,7 @@ struct MpiProgress {
   double seconds = 0;             // since the job's runs started
 };
 
-// Every rank calls it with the kernel it runs (lane_kernel.hpp kernel_name); when they differ, rank 0
+// Every rank calls it with the kernel it runs (kernel_info.hpp kernel_name); when they differ, rank 0
 // names it and the job ends with exit code 2 (processors of different kinds round differently).
 void mpi_require_one_kernel(const MpiSession& mpi, std::string kernel);
 // The sums over all ranks of each of `local` (every rank calls it; without MPI, `local`).

@@ -5,7 +5,6 @@
 // so the bits agree. The portable level (baseline x86-64, WebAssembly) compiles it with its
 // multiply-adds unfused: its own bits, kernel "lanes-8 unfused".
 #include "core/kernel/lane_kernel.hpp"
-#include "core/kernel/random_weights.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +15,6 @@
 #include <stdexcept>
 
 #include "core/kernel/kernel_args.hpp"
-#include "core/kernel/random_weights_bartlett.hpp"
 #include "core/model/cost.hpp"
 #include "core/kernel/simd.hpp"
 
@@ -228,11 +226,7 @@ bool runs_in_lanes(const Settings& s, const InputBasis& basis, KernelChoice kern
   return wanted && use_lane_kernel(s, basis);
 }
 
-namespace {
-
-// The level the kernels' target clones run at on this processor: "x86-64-v3" (AVX2 and FMA), "wasm", or
-// "x86-64" (no fused multiply-adds; also every build without target clones, the sanitizers').
-const char* clone_level() {
+const char* kernel_clone_level() {
 #if MASKSCOPE_TARGET_CLONES && defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";  // target_clones' resolver picks the same
@@ -244,24 +238,7 @@ const char* clone_level() {
 #endif
 }
 
-}  // namespace
-
-std::string kernel_name(const Settings& s, KernelChoice kernel) {
-  // "lanes-8": sums in trees of eight lanes (the 16-lane kernel's "lanes" summed a batch in one tree
-  // of 16 pairs, so its parts must not be merged with these); "lanes-8 unfused": the portable level's
-  // multiply-adds rounded twice (lane_vectors.inc), other bits.
-  if (runs_in_lanes(s, input_basis(s), kernel)) return lane_isa() == kPortableLevel ? "lanes-8 unfused" : "lanes-8";
-  // A fixed random-weight network on AVX2: Eigen's products on batches of samples (random_weights_batched.hpp),
-  // named by the level of the steps between the products (baseline in builds without target clones: other bits).
-  if (s.random_weights() && kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s))
-    return std::string("batched ") + clone_level();
-  // Per-sample weights: the draws' triangular factors times their normals (random_weights_math.hpp), and at
-  // mean 0 without RoPE the heads from Bartlett factors (random_weights_bartlett.hpp).
-  const char* bartlett = "";
-  if (s.random_weights() && s.weights == WeightsMode::per_sample)
-    bartlett = rw::bartlett_exact(s) ? " triangular bartlett" : " triangular";
-  return std::string("per-sample ") + clone_level() + bartlett;
-}
+bool lane_isa_portable() { return lane_isa() == kPortableLevel; }
 
 LaneKernel::LaneKernel(const KernelArgs& k) : b_(std::make_unique<Buffers>(k)) {}
 LaneKernel::~LaneKernel() = default;

@@ -33,14 +33,13 @@ bool lane_kernel_native();
 // Whether a Simulator with this choice runs these settings in lanes (KernelChoice).
 bool runs_in_lanes(const Settings& s, const InputBasis& basis, KernelChoice kernel);
 
-// The kernel a run with these settings uses on this processor, as recorded with partial sums
-// (.msum) and results: "lanes-8" (AVX2 and AVX-512: both levels and batch widths give the same bits),
-// "lanes-8 unfused" (the portable level: baseline x86-64 when chosen, WebAssembly), "per-sample
-// x86-64-v3" (AVX2 and FMA) or "per-sample x86-64" (no FMA); random weights: "batched x86-64-v3" (a fixed
-// network on AVX2; "batched x86-64" in builds without target clones, the sanitizers'), and per-sample weights the
-// per-sample names with " triangular" (their draws' products) or " triangular bartlett" (Bartlett attention,
-// random_weights_bartlett.hpp). Runs agree bit for bit only within one kernel name.
-std::string kernel_name(const Settings& s, KernelChoice kernel = KernelChoice::automatic);
+// The level the kernels' target clones run at on this processor: "x86-64-v3" (AVX2 and FMA), "wasm", or
+// "x86-64" (no fused multiply-adds; also every build without target clones, the sanitizers'). Named in
+// kernel_name (core/run/kernel_info.hpp).
+const char* kernel_clone_level();
+// Whether the lane kernel runs at the portable level (lane_isa() is baseline x86-64 or WebAssembly): its
+// multiply-adds are then rounded twice, other bits (kernel_name "lanes-8 unfused").
+bool lane_isa_portable();
 
 class LaneKernel {
  public:

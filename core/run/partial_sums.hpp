@@ -25,7 +25,7 @@ struct PartialSums {
   std::int64_t first_sample = 0, end_sample = 0;  // the samples of `segments`
   double elapsed_s = 0;                           // compute time behind these sums (summed over merged parts)
   std::string version;                            // the maskscope that computed them
-  std::string kernel;                             // the kernel that computed them (lane_kernel.hpp kernel_name)
+  std::string kernel;                             // the kernel that computed them (kernel_info.hpp kernel_name)
   ExactSums exact;
 
   bool complete() const { return segments.begin == 0 && segments.end == sample_grid(settings).segments(); }

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "core/formats/result_json.hpp"
-#include "core/kernel/lane_kernel.hpp"
+#include "core/run/kernel_info.hpp"
 #include "core/model/strict_number.hpp"
 #include "core/model/version.hpp"
 

@@ -10,7 +10,7 @@
 #include "bindings.hpp"
 #include "interruptible.hpp"
 #include "settings_args.hpp"
-#include "core/kernel/lane_kernel.hpp"
+#include "core/run/kernel_info.hpp"
 #include "core/model/version.hpp"
 #include "core/run/runner.hpp"
 

@@ -14,7 +14,7 @@
 #include "bindings.hpp"
 #include "interruptible.hpp"
 #include "settings_args.hpp"
-#include "core/kernel/lane_kernel.hpp"
+#include "core/run/kernel_info.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/model/strict_number.hpp"
 #include "core/model/version.hpp"

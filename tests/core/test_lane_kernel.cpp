@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/run/kernel_info.hpp"
 #include "core/kernel/lane_kernel.hpp"
 #include "core/random/random_stream.hpp"
 #include "core/kernel/simd.hpp"

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/run/kernel_info.hpp"
 #include "core/kernel/lane_kernel.hpp"
 #include "core/kernel/random_weights.hpp"
 #include "core/run/runner.hpp"

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/run/kernel_info.hpp"
 #include "core/kernel/lane_kernel.hpp"
 #include "core/kernel/simulator.hpp"
 #include "core/model/stages.hpp"
@@ -71,7 +72,7 @@ TEST_CASE("stage Grams: the layer-1 input Gram is the inputs' covariance, delta_
   for (double alpha : {0.0, 0.3, 0.6}) {
     Settings s = parameter_free(alpha);
     const auto snap = run_to_end(s);
-    const double c2 = alpha / (1.0 - alpha);  // MODEL.md section 1: E<x_i, x_j> = (d delta_ij + c^2 d) / d
+    const double c2 = alpha / (1.0 - alpha);  // docs/model.md section 1: E<x_i, x_j> = (d delta_ij + c^2 d) / d
     const StageGram& g = stage(*snap, 1, Stage::input);
     REQUIRE(g.gram_mean.n() == s.n);
     CAPTURE(alpha);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/run/kernel_info.hpp"
 #include "core/kernel/lane_kernel.hpp"
 #include "core/run/sweep.hpp"
 #include "core/run/sweep_output.hpp"

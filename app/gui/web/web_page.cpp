@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "core/formats/result_json.hpp"
-#include "core/kernel/lane_kernel.hpp"
+#include "core/run/kernel_info.hpp"
 #include "core/model/version.hpp"
 #include "core/model/settings.hpp"
 #include "core/model/threading.hpp"
