@@ -51,7 +51,7 @@ one leakage-pf leakage --samples 500 --rope 10000
 one leakage-rw leakage --model random_weights --d 32 --samples 100 --first-token fixed
 one sweep-pf sweep --vary d=4,16 --vary alpha=0:1:3 --samples 300
 one sweep-rw sweep --model random_weights --vary init_std=0.02,0.2 --d 32 --samples 100 --metric norm_adjacency
-one sweep-first-key sweep --vary gamma=0,0.5 --first-token fixed --samples 300 --metric first_key
+one sweep-first-key sweep --vary gamma=0,0.5 --first-token fixed --samples 300 --metric sink_weight
 one probe-rw probe --model random_weights --weights fixed --d 32 --samples 200
 
 theory theory-h --kind h_of_j --n 12 --d 32 --alpha 0.3

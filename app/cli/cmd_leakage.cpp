@@ -29,7 +29,7 @@ struct Ablation {
 
 // A ratio to the baseline means something only when the baseline's dR^2 stands out of its noise.
 double ratio_to(double a, const Leakage& base) {
-  return base.delta_r2 > 3 * base.delta_r2_se ? leakage_ratio(a, base.delta_r2) : NAN;
+  return base.delta_r2.mean > 3 * base.delta_r2.se ? leakage_ratio(a, base.delta_r2.mean) : NAN;
 }
 // delta method, pairing ignored (conservative; leakage.hpp)
 double ratio_se(double a, double sa, double b, double sb) { return leakage_ratio_se(a, sa, b, sb); }
@@ -90,18 +90,7 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
     nlohmann::json entry = {{"name", a.name}, {"applies", a.applies}, {"config", settings_to_json(a.s)}};
     if (a.snap) {
       nlohmann::json ls = nlohmann::json::array();
-      for (const auto& l : a.snap->layers) {
-        nlohmann::json bins = nlohmann::json::array();
-        for (const auto& b : l.leakage.bins)
-          bins.push_back({{"from", b.from}, {"to", b.to}, {"delta_r2", or_null(b.delta_r2)}});
-        ls.push_back({{"layer", l.layer},
-                      {"delta_r2", or_null(l.leakage.delta_r2)},
-                      {"delta_r2_se", or_null(l.leakage.delta_r2_se)},
-                      {"delta_r2_mean_map", or_null(l.leakage.delta_r2_mean_map)},
-                      {"r2_base", or_null(l.leakage.r2_base)},
-                      {"weight_delta_r2", or_null(l.weight_leakage.delta_r2)},
-                      {"delta_r2_bins", bins}});
-      }
+      for (const auto& l : a.snap->layers) ls.push_back(leakage_layer_json(l));  // as `run` writes them
       entry["layers"] = std::move(ls);
     }
     ablations.push_back(std::move(entry));
@@ -114,26 +103,29 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
     nlohmann::json row = {{"layer", int(l) + 1}};
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Leakage* c = cell(rows[k], l);
-      row[rows[k].name] =
-          c ? nlohmann::json{{"delta_r2", or_null(c->delta_r2)}, {"delta_r2_se", or_null(c->delta_r2_se)}}
-            : nlohmann::json(nullptr);
+      nlohmann::json estimate = nlohmann::json::object();
+      if (c) add_estimate(estimate, "delta_r2", c->delta_r2, false);
+      row[rows[k].name] = c ? estimate : nlohmann::json(nullptr);
       if (k > 0)
         row[std::string(rows[k].name) + "_ratio"] =
-            c ? nlohmann::json{{"value", or_null(ratio_to(c->delta_r2, b))},
-                               {"se", or_null(ratio_se(c->delta_r2, c->delta_r2_se, b.delta_r2, b.delta_r2_se))}}
+            c ? nlohmann::json{{"value", or_null(ratio_to(c->delta_r2.mean, b))},
+                               {"se", or_null(ratio_se(c->delta_r2.mean, c->delta_r2.se, b.delta_r2.mean,
+                                                       b.delta_r2.se))}}
               : nlohmann::json(nullptr);
     }
     const Leakage& bi = *cell(rows[3], l);
-    row["causal_mask_share"] = or_null(1.0 - ratio_to(bi.delta_r2, b));  // Ruscio Eq. 5
+    row["causal_mask_share"] = or_null(1.0 - ratio_to(bi.delta_r2.mean, b));  // Ruscio Eq. 5
     // r_l = dR^2_bidirectional / dR^2_causal, the residual-stream share (004 Table 8), SE by the delta method.
     const ResidualShare share = residual_stream_share(bi, b);
     row["residual_stream_share"] = {{"value", or_null(share.value)}, {"se", or_null(share.se)}};
     // The weight on key 0 (the attention sink, docs/model.md section 10) of the causal run and its twin.
     const LayerStats& base_layer = base.layers[l];
     const LayerStats& bi_layer = rows[3].snap->layers[l];
-    row["sink_weight"] = {{"value", or_null(base_layer.sink_weight)}, {"se", or_null(base_layer.sink_weight_se)}};
-    row["sink_weight_bidirectional"] = {{"value", or_null(bi_layer.sink_weight)},
-                                        {"se", or_null(bi_layer.sink_weight_se)}};
+    for (const MetricInfo& m : metric_table())
+      if (m.group == MetricGroup::sink) {
+        add_estimate(row, m.key, m.of(base_layer), m.ties);
+        add_estimate(row, std::string(m.key) + "_bidirectional", m.of(bi_layer), m.ties);
+      }
     layers.push_back(std::move(row));
   }
   nlohmann::json out = {{"source", "Ruscio et al. (004), Table 6 and Eq. 5; docs/model.md section 8"},
@@ -152,7 +144,7 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
                   "identity RoPE", "scrambled RoPE", "bidirectional", "id/base", "scr/base", "r_l = bi/base",
                   "mask share", "weight on key 0");
     t += buf;
-    auto pm = [](const Leakage* c) { return c ? with_se(c->delta_r2, c->delta_r2_se) : std::string("n/a"); };
+    auto pm = [](const Leakage* c) { return c ? with_se(c->delta_r2.mean, c->delta_r2.se) : std::string("n/a"); };
     auto rt = [](double v) {
       char b[32];
       if (!std::isfinite(v)) return std::string("n/a");
@@ -163,7 +155,7 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
       const Leakage& b = *cell(rows[0], l);
       auto r = [&](std::size_t k) {
         const Leakage* c = cell(rows[k], l);
-        return rt(c ? ratio_to(c->delta_r2, b) : NAN);
+        return rt(c ? ratio_to(c->delta_r2.mean, b) : NAN);
       };
       const Leakage* bi = cell(rows[3], l);
       const ResidualShare share = residual_stream_share(*bi, b);
@@ -172,7 +164,7 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
       std::snprintf(buf, sizeof buf, "%-6zu %-22s %-22s %-22s %-22s %9s %9s %-16s %10s %-18s\n", l + 1, pm(&b).c_str(),
                     pm(cell(rows[1], l)).c_str(), pm(cell(rows[2], l)).c_str(), pm(bi).c_str(), r(1).c_str(),
                     r(2).c_str(), r_l.c_str(), rt(1.0 - share.value).c_str(),
-                    with_se(bl.sink_weight, bl.sink_weight_se).c_str());
+                    with_se(bl.sink_weight.mean, bl.sink_weight.se).c_str());
       t += buf;
     }
     if (!f.s.rope()) t += "(identity / scrambled RoPE: n/a, the baseline has no RoPE; add --rope 10000)\n";

@@ -23,10 +23,8 @@ nlohmann::json matrix(const Map& m, int n) {
   return rows;
 }
 
-// docs/model.md section 8's keys of one map's leakage.
-void add_leakage(nlohmann::json& out, const Leakage& k) {
-  out["delta_r2"] = number_or_null(k.delta_r2);
-  out["delta_r2_se"] = number_or_null(k.delta_r2_se);
+// docs/model.md section 8's keys of one map's leakage besides its estimate (the metric table's delta_r2).
+void add_leakage_details(nlohmann::json& out, const Leakage& k) {
   out["delta_r2_mean_map"] = number_or_null(k.delta_r2_mean_map);
   out["r2_base"] = number_or_null(k.r2_base);
   nlohmann::json bins = nlohmann::json::array();
@@ -46,14 +44,12 @@ nlohmann::json histograms_json(const LayerHistograms& h) {
   nlohmann::json out = {
       {"difference_range", {-1.0, 1.0}},
       {"sim_ab_minus_sim_ac", vector_json(h.forward_difference)},
-      {"sim_ab_minus_sim_ac_above_zero", number_or_null(h.forward_above)},
-      {"sim_ab_minus_sim_ac_above_zero_se", number_or_null(h.forward_above_se)},
       {"sim_cb_minus_sim_ca", vector_json(h.backward_difference)},
-      {"sim_cb_minus_sim_ca_above_zero", number_or_null(h.backward_above)},
-      {"sim_cb_minus_sim_ca_above_zero_se", number_or_null(h.backward_above_se)},
       {"adjacency_per_sample", vector_json(h.adjacency)},
   };
-  if (!h.recency.empty()) out["rp_per_sample"] = vector_json(h.recency);
+  add_estimate(out, "sim_ab_minus_sim_ac_above_zero", h.forward_above, false);
+  add_estimate(out, "sim_cb_minus_sim_ca_above_zero", h.backward_above, false);
+  if (!h.rp.empty()) out["rp_per_sample"] = vector_json(h.rp);
   return out;
 }
 
@@ -74,6 +70,26 @@ nlohmann::json stage_grams_json(const LayerStats& l, int n) {
 
 }  // namespace
 
+void add_estimate(nlohmann::json& out, std::string_view key, const Estimate& e, bool ties) {
+  const std::string k(key);
+  out[k] = number_or_null(e.mean);
+  out[k + "_se"] = number_or_null(e.se);
+  if (ties) out[k + "_ties"] = number_or_null(e.ties);
+}
+
+void add_metrics(nlohmann::json& out, const LayerStats& l, bool random_weights, MetricGroup only) {
+  for (const MetricInfo& m : metric_table())
+    if ((random_weights || !m.random_weights_only) && (only == MetricGroup::all || m.group == only))
+      add_estimate(out, m.key, m.of(l), m.ties);
+}
+
+nlohmann::json leakage_layer_json(const LayerStats& l) {
+  nlohmann::json out = {{"layer", l.layer}};
+  add_leakage_details(out, l.leakage);
+  add_metrics(out, l, false, MetricGroup::leakage);
+  return out;
+}
+
 nlohmann::json snapshot_to_json(const Snapshot& snap) {
   const int n = snap.settings.n;
   const bool rw = snap.settings.random_weights();
@@ -81,12 +97,6 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
   for (const LayerStats& l : snap.layers) {
     nlohmann::json& layer = layers.emplace_back(nlohmann::json{
         {"layer", l.layer},
-        {"rp", number_or_null(l.recency)},
-        {"rp_se", number_or_null(l.recency_se)},
-        {"rp_ties", number_or_null(l.recency_ties)},
-        {"adjacency", number_or_null(l.adjacency)},
-        {"adjacency_se", number_or_null(l.adjacency_se)},
-        {"adjacency_ties", number_or_null(l.adjacency_ties)},
         {"score_mean", matrix(l.score_mean, n)},
         {"score_se", matrix(l.score_se, n)},
         {"weight_mean", matrix(l.weight_mean, n)},
@@ -98,22 +108,15 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
         {"norm_mean", vector_json(l.norm_mean)},
         {"norm_se", vector_json(l.norm_se)},
     });
-    add_leakage(layer, l.leakage);
-    layer["weight_delta_r2"] = number_or_null(l.weight_leakage.delta_r2);
-    layer["weight_delta_r2_se"] = number_or_null(l.weight_leakage.delta_r2_se);
-    layer["sink_weight"] = number_or_null(l.sink_weight);  // the weight on key 0 (docs/model.md section 12)
-    layer["sink_weight_se"] = number_or_null(l.sink_weight_se);
-    if (rw) {  // docs/model.md section 7: norm adjacency and each head's recency probability
-      layer["norm_adjacency"] = number_or_null(l.norm_adjacency);
-      layer["norm_adjacency_se"] = number_or_null(l.norm_adjacency_se);
-      layer["norm_adjacency_ties"] = number_or_null(l.norm_adjacency_ties);
+    add_leakage_details(layer, l.leakage);
+    add_metrics(layer, l, rw);
+    if (rw) {  // docs/model.md section 7: each head's estimates (its RP and leakage)
       nlohmann::json heads = nlohmann::json::array();
-      for (const HeadStats& h : l.heads)
-        heads.push_back({{"rp", number_or_null(h.recency)},
-                         {"rp_se", number_or_null(h.recency_se)},
-                         {"rp_ties", number_or_null(h.recency_ties)},
-                         {"delta_r2", number_or_null(h.leakage.delta_r2)},
-                         {"delta_r2_se", number_or_null(h.leakage.delta_r2_se)}});
+      for (const HeadStats& h : l.heads) {
+        nlohmann::json& head = heads.emplace_back(nlohmann::json::object());
+        for (const MetricInfo& m : metric_table())
+          if (m.head_field) add_estimate(head, m.key, m.of(h), m.ties);
+      }
       layer["heads"] = std::move(heads);
       if (!l.histograms.forward_difference.empty()) layer["histograms"] = histograms_json(l.histograms);
     }
@@ -126,16 +129,12 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
   if (!snap.embeddings.empty()) {  // layer 0 of the random-weight family
     const LayerStats& e = snap.embeddings.front();
     out["embeddings"] = {
-        {"adjacency", number_or_null(e.adjacency)},
-        {"adjacency_se", number_or_null(e.adjacency_se)},
-        {"adjacency_ties", number_or_null(e.adjacency_ties)},
-        {"norm_adjacency", number_or_null(e.norm_adjacency)},
-        {"norm_adjacency_se", number_or_null(e.norm_adjacency_se)},
-        {"norm_adjacency_ties", number_or_null(e.norm_adjacency_ties)},
         {"cosine_mean", matrix(e.cosine_mean, n)},
         {"norm_mean", vector_json(e.norm_mean)},
         {"norm_se", vector_json(e.norm_se)},
     };
+    for (const MetricInfo& m : metric_table())
+      if (m.embeddings) add_estimate(out["embeddings"], m.key, m.of(e), m.ties);
     if (!e.histograms.forward_difference.empty()) out["embeddings"]["histograms"] = histograms_json(e.histograms);
   }
   return out;

@@ -9,10 +9,20 @@
 
 #include "core/model/settings.hpp"
 #include "core/model/settings_text.hpp"
+#include "core/stats/metric_table.hpp"
 #include "core/stats/position_probe.hpp"
 #include "core/stats/snapshot.hpp"
 
 namespace maskscope {
+
+// One estimate as every JSON writes it: KEY, KEY_se and (ties) KEY_ties; non-finite numbers null.
+void add_estimate(nlohmann::json& out, std::string_view key, const Estimate& e, bool ties);
+// A layer's estimates of the metric table (metric_table.hpp) of one group (all: every row), those of the
+// random-weight family only with `random_weights`.
+void add_metrics(nlohmann::json& out, const LayerStats& l, bool random_weights, MetricGroup only = MetricGroup::all);
+// A layer's leakage as `run` writes it: layer, the leakage estimates and delta_r2_mean_map, r2_base and
+// delta_r2_bins (docs/model.md section 8); `leakage` writes its ablations' layers with it.
+nlohmann::json leakage_layer_json(const LayerStats& l);
 
 // config, samples, elapsed_s, samples_per_s, layers[...] as documented in docs/cli.md.
 nlohmann::json snapshot_to_json(const Snapshot& snap);

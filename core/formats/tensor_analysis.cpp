@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/stats/exact_sums.hpp"
+#include "core/stats/metric_table.hpp"
 #include "core/kernel/layer_sums.hpp"
 #include "core/kernel/stage_grams.hpp"
 
@@ -227,8 +228,8 @@ Snapshot analyze_tensors(const TensorSet& t, const std::atomic<bool>* cancel, An
       ls.cosine_se = ls.cosine_se.all_nan();
       std::fill(ls.norm_mean.begin(), ls.norm_mean.end(), nan);
       std::fill(ls.norm_se.begin(), ls.norm_se.end(), nan);
-      ls.adjacency = ls.adjacency_se = ls.adjacency_ties = nan;
-      ls.norm_adjacency = ls.norm_adjacency_se = ls.norm_adjacency_ties = nan;
+      for (const MetricInfo& metric : metric_table())  // those of the hidden states: the embeddings' metrics
+        if (metric.embeddings) metric.of(ls) = {nan, nan, nan, metric.of(ls).samples};
     };
     for (auto& ls : snap.layers) blank(ls);
     snap.embeddings.clear();

@@ -312,8 +312,8 @@ template <bool kFirst = false, bool kSquares = true>
 // One sample's metrics into its trace (both families' per-layer metrics carry these three).
 template <class Metrics>
 void record_metrics(const Metrics& m, LayerTrace& lt) {
-  lt.recency = m.recency.value;
-  lt.recency_ties = m.recency.ties;
+  lt.rp = m.rp.value;
+  lt.rp_ties = m.rp.ties;
   lt.adjacency = m.adjacency.value;
   lt.adjacency_ties = m.adjacency.ties;
   lt.norm_adjacency = m.norm_adjacency.value;

@@ -56,7 +56,7 @@ struct LaneKernel::Buffers {
       cells;  // a layer's packed S, A and cosine cells, in AccumLayout order: their vectors in maps
   std::vector<float> ax, av, adraws;  // one sample's draws (kernel_args.hpp draw_inputs)
   std::vector<int> zeros;             // every row's first key for the cosines: 0
-  std::vector<int> width, first_key;  // row_widths(k) and, per coordinate e, the first row wider than e
+  std::vector<int> width, first_wide_row;  // row_widths(k) and, per coordinate e, the first row wider than e
   explicit Buffers(const KernelArgs& k)
       : x(std::size_t(k.n) * k.d),
         y(x.size()),
@@ -74,10 +74,10 @@ struct LaneKernel::Buffers {
         adraws(k.basis.normals),
         zeros(std::size_t(k.n), 0),
         width(row_widths(k)),
-        first_key(std::size_t(k.d), k.n) {
+        first_wide_row(std::size_t(k.d), k.n) {
     const std::size_t n = std::size_t(k.n);
     for (int e = 0; e < k.d; ++e)
-      for (int i = k.n - 1; i >= 0 && width[std::size_t(i)] > e; --i) first_key[std::size_t(e)] = i;
+      for (int i = k.n - 1; i >= 0 && width[std::size_t(i)] > e; --i) first_wide_row[std::size_t(e)] = i;
     for (std::size_t map = 0; map < 2; ++map)
       for (std::size_t i = 0; i < n; ++i)
         for (int j = k.lo[i]; j <= k.hi[i]; ++j) cells.push_back(std::uint32_t(map * nn + i * n + std::size_t(j)));

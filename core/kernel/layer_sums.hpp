@@ -15,10 +15,10 @@
 namespace maskscope::kernel {
 
 struct LayerMetrics {
-  Proportion recency, adjacency, norm_adjacency;
+  Proportion rp, adjacency, norm_adjacency;
   double score_slope, weight_slope;  // of the head-mean maps (the mean of the heads' slopes)
-  double sink;                       // the weight on key 0 of the head-mean map (sink_weight)
-  double head_recency[Limits::heads_max], head_recency_ties[Limits::heads_max], head_slope[Limits::heads_max];
+  double sink_weight;                   // the weight on key 0 of the head-mean map (sink_weight)
+  double head_rp[Limits::heads_max], head_rp_ties[Limits::heads_max], head_slope[Limits::heads_max];
 };
 
 // Where a layer's keys, recency triples and slope coefficients come from (KeyRanges) and its sums go.
@@ -33,8 +33,8 @@ struct LayerArgs {
 
 // Before the heads of a layer.
 inline void begin_heads(LayerMetrics& lm) {
-  lm.recency = {0.0, 0.0};
-  lm.score_slope = lm.weight_slope = lm.sink = 0.0;
+  lm.rp = {0.0, 0.0};
+  lm.score_slope = lm.weight_slope = lm.sink_weight = 0.0;
 }
 
 // Head h's logits S and weights A (n x n, 8 floats of slack): its recency and slopes, and its share
@@ -43,14 +43,14 @@ inline void begin_heads(LayerMetrics& lm) {
                                                 LayerMetrics& lm) {
   const int n = k.n, H = k.heads;
   const Proportion r = recency_of(n, k.lo, k.triples, S);
-  lm.head_recency[h] = r.value;
+  lm.head_rp[h] = r.value;
   lm.head_slope[h] = offset_slope(n, k.lo, k.hi, k.slope_coef, S);
   lm.score_slope += lm.head_slope[h] / H;
   lm.weight_slope += offset_slope(n, k.lo, k.hi, k.slope_coef, A) / H;
-  lm.sink += sink_weight(n, k.lo, A) / H;
-  lm.head_recency_ties[h] = r.ties;
-  lm.recency.value += r.value / H;
-  lm.recency.ties += r.ties / H;
+  lm.sink_weight += sink_weight(n, k.lo, A) / H;
+  lm.head_rp_ties[h] = r.ties;
+  lm.rp.value += r.value / H;
+  lm.rp.ties += r.ties / H;
 }
 
 // Cosines, norms, adjacency and norm adjacency of hidden states x (n x d). C: n x n (+8), inv_norm
@@ -99,7 +99,7 @@ inline void add_histograms(const LayerArgs& k, int l, bool maps, const float* C,
     }
     bins[2 * std::size_t(B) + bin_of(lm.adjacency.value, 0.0, 1.0, B)] = 1.0;
   }
-  if (maps && k.triples > 0) bins[3 * std::size_t(B) + bin_of(lm.recency.value, 0.0, 1.0, B)] = 1.0;
+  if (maps && k.triples > 0) bins[3 * std::size_t(B) + bin_of(lm.rp.value, 0.0, 1.0, B)] = 1.0;
   const std::size_t at = L.hist_base(l);
   for (std::size_t e = 0; e < bins.size(); ++e) add_value(sum, sq, at + e, bins[e]);
   add_value(sum, sq, L.forward_difference_above(l), above[0]);
@@ -137,8 +137,8 @@ inline void add_histograms(const LayerArgs& k, int l, bool maps, const float* C,
           }
         add_value(sum, sq, L.head_score_slope(l, h), lm.head_slope[h]);
         if (k.triples > 0) {
-          add_value(sum, sq, L.head_recency(l, h), lm.head_recency[h]);
-          add_value(sum, sq, L.head_recency_ties(l, h), lm.head_recency_ties[h]);
+          add_value(sum, sq, L.head_rp(l, h), lm.head_rp[h]);
+          add_value(sum, sq, L.head_rp_ties(l, h), lm.head_rp_ties[h]);
         }
       }
       add_masked_map(sum, sq, L.score(l), n, k.lo, k.hi, s_mean);
@@ -146,10 +146,10 @@ inline void add_histograms(const LayerArgs& k, int l, bool maps, const float* C,
     }
     add_value(sum, sq, L.score_slope(l), lm.score_slope);
     add_value(sum, sq, L.weight_slope(l), lm.weight_slope);
-    add_value(sum, sq, L.sink_weight(l), lm.sink);
+    add_value(sum, sq, L.sink_weight(l), lm.sink_weight);
     if (k.triples > 0) {
-      add_value(sum, sq, L.recency(l), lm.recency.value);
-      add_value(sum, sq, L.recency_ties(l), lm.recency.ties);
+      add_value(sum, sq, L.rp(l), lm.rp.value);
+      add_value(sum, sq, L.rp_ties(l), lm.rp.ties);
     }
   }
   add_lower(sum, sq, L.cosine(l), n, C);

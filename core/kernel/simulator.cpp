@@ -98,7 +98,7 @@ void row_pairs(int n, const int* lo, bool recency, const float* S, const float* 
   SampleMetrics m;
   m.score_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, S);
   m.weight_slope = kernel::offset_slope(n, k.lo, k.hi, k.slope_coef, A);
-  m.sink = kernel::sink_weight(n, k.lo, A);
+  m.sink_weight = kernel::sink_weight(n, k.lo, A);
   if (split) {
     split->recency_rows.assign(std::size_t(n), PairCounts{});
     split->adjacency_rows.assign(std::size_t(n), PairCounts{});
@@ -109,10 +109,10 @@ void row_pairs(int n, const int* lo, bool recency, const float* S, const float* 
     std::thread later(row_pairs, n, k.lo, recency, S, C, mid, n, rec, adj);
     row_pairs(n, k.lo, recency, S, C, 0, mid, rec, adj);
     later.join();
-    m.recency = kernel::recency_from(n, k.triples, [&](int i) { return rec[i]; });
+    m.rp = kernel::recency_from(n, k.triples, [&](int i) { return rec[i]; });
     m.adjacency = kernel::adjacency_from(n, [&](int r) { return adj[r]; });
   } else {
-    m.recency = kernel::recency_of(n, k.lo, k.triples, S);
+    m.rp = kernel::recency_of(n, k.lo, k.triples, S);
     m.adjacency = kernel::adjacency_of(n, [&](int r) { return C + std::size_t(r) * n; });
   }
   m.norm_adjacency = kernel::norm_adjacency_of(n, inv_norm, norms);
@@ -136,11 +136,11 @@ template <bool kFirst, bool kSquares = true>
   kernel::add_norms<kFirst, kSquares>(sum, sq, L.norm(l), n, inv_norm);
   kernel::add_value<kFirst, kSquares>(sum, sq, L.score_slope(l), m.score_slope);
   kernel::add_value<kFirst, kSquares>(sum, sq, L.weight_slope(l), m.weight_slope);
-  kernel::add_value<kFirst, kSquares>(sum, sq, L.sink_weight(l), m.sink);
+  kernel::add_value<kFirst, kSquares>(sum, sq, L.sink_weight(l), m.sink_weight);
   const bool rp = k.triples > 0, adjacency = n >= 3;
   if (rp || kFirst) {
-    kernel::add_value<kFirst, kSquares>(sum, sq, L.recency(l), rp ? m.recency.value : 0.0);
-    kernel::add_value<kFirst, kSquares>(sum, sq, L.recency_ties(l), rp ? m.recency.ties : 0.0);
+    kernel::add_value<kFirst, kSquares>(sum, sq, L.rp(l), rp ? m.rp.value : 0.0);
+    kernel::add_value<kFirst, kSquares>(sum, sq, L.rp_ties(l), rp ? m.rp.ties : 0.0);
   }
   if (adjacency || kFirst) {
     kernel::add_value<kFirst, kSquares>(sum, sq, L.adjacency(l), adjacency ? m.adjacency.value : 0.0);

@@ -12,8 +12,8 @@ struct LayerTrace {
   std::vector<float> scores;                    // S, n x n
   std::vector<float> weights;                   // A, n x n (0 where masked)
   std::vector<float> output;                    // X' = A Y + gamma X, n x dim
-  double recency = 0;                           // this sample's recency probability, ties 1/2 (NaN if no triple)
-  double recency_ties = 0;                      // fraction of its comparisons that were ties (NaN if no triple)
+  double rp = 0;                                // this sample's recency probability, ties 1/2 (NaN if no triple)
+  double rp_ties = 0;                           // fraction of its comparisons that were ties (NaN if no triple)
   double adjacency = 0;                         // this sample's adjacency score, ties 1/2 (NaN if n < 3)
   double adjacency_ties = 0;                    // fraction of its comparisons that were ties (NaN if n < 3)
   double norm_adjacency = 0;                    // adjacency of the output norms (docs/model.md section 7; NaN if n < 3)

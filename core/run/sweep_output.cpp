@@ -93,7 +93,7 @@ std::string sweep_csv_table(const std::vector<std::string>& keys, const std::str
   for (const SweepTablePoint& p : points)
     for (const auto& [layer, v] : p.layers) {
       for (const std::string& value : p.values) out += csv_field(value) + ",";
-      out += std::to_string(layer) + "," + name + "," + csv_number(v.value) + "," + csv_number(v.se) + "," +
+      out += std::to_string(layer) + "," + name + "," + csv_number(v.mean) + "," + csv_number(v.se) + "," +
              std::to_string(p.samples) + "," + csv_number(v.ties) + "\n";
     }
   return out;

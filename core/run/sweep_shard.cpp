@@ -223,7 +223,7 @@ std::string sweep_shard_text(const SweepShard& s) {
   for (const SweepShard::Point& p : s.points) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& [layer, v] : p.table.layers)
-      rows.push_back({layer, number_or_null(v.value), number_or_null(v.se), number_or_null(v.ties)});
+      rows.push_back({layer, number_or_null(v.mean), number_or_null(v.se), number_or_null(v.ties)});
     points.push_back({{"index", p.index}, {"values", p.table.values}, {"metric", std::move(rows)}, {"point", p.json}});
   }
   const nlohmann::json j = {{"maskscope_sweep_shard", kShardFormat},
@@ -305,7 +305,7 @@ SweepShard parse_sweep_shard(const std::string& text, const std::string& name) {
       for (const nlohmann::json& r : p.at("metric")) {
         if (!r.is_array() || r.size() != 4) throw std::runtime_error("a metric row is not [layer, value, se, ties]");
         point.table.layers.emplace_back(int(integer_of(r.at(0), "a metric row's layer", 0, Limits::layers_max)),
-                                        MetricValue{number_of(r.at(1)), number_of(r.at(2)), number_of(r.at(3))});
+                                        Estimate{number_of(r.at(1)), number_of(r.at(2)), number_of(r.at(3)), point.table.samples});
       }
       check_point(point, point.json, spec, cap);
       s.points.push_back(std::move(point));

@@ -281,13 +281,12 @@ std::string axis_value_text(const Settings& s, const std::string& key) {
 SweepMetric parse_sweep_metric(const std::string& text) {
   SweepMetric m;
   using K = SweepMetric::Kind;
-  if (text == "rp") m.kind = K::rp;
-  else if (text == "adjacency") m.kind = K::adjacency;
-  else if (text == "norm_adjacency") m.kind = K::norm_adjacency;
-  else if (text == "delta_r2") m.kind = K::delta_r2;
-  else if (text == "weight_delta_r2") m.kind = K::weight_delta_r2;
-  else if (text == "first_key") m.kind = K::first_key;
-  else if (text.rfind("score:", 0) == 0 || text.rfind("weight:", 0) == 0) {
+  if (const MetricInfo* row = find_metric(text); row && row->sweepable) {
+    m.row = row;
+  } else if (text == "first_key") {  // its name before 0.7 (issue 46): one name per quantity
+    throw std::runtime_error("the metric 'first_key' is now called 'sink_weight' (the weight on key 0, as in "
+                             "run's JSON); use sink_weight");
+  } else if (text.rfind("score:", 0) == 0 || text.rfind("weight:", 0) == 0) {
     m.kind = text[0] == 's' ? K::score : K::weight;
     const std::vector<std::string> ij = split(text.substr(text.find(':') + 1), ',');
     try {
@@ -306,32 +305,23 @@ SweepMetric parse_sweep_metric(const std::string& text) {
 std::string sweep_metric_name(const SweepMetric& m) {
   using K = SweepMetric::Kind;
   switch (m.kind) {
-    case K::rp: return "rp";
-    case K::adjacency: return "adjacency";
-    case K::norm_adjacency: return "norm_adjacency";
-    case K::delta_r2: return "delta_r2";
-    case K::weight_delta_r2: return "weight_delta_r2";
-    case K::first_key: return "first_key";
+    case K::table: return std::string(m.row->key);
     case K::score: return "score:" + std::to_string(m.i) + "," + std::to_string(m.j);
     case K::weight: return "weight:" + std::to_string(m.i) + "," + std::to_string(m.j);
   }
   return "";
 }
 
-const char* sweep_metric_names_text() {
-  return "rp, adjacency, norm_adjacency, delta_r2, weight_delta_r2, first_key, score:I,J, weight:I,J";
+std::string sweep_metric_names_text() {
+  std::string names;
+  for (const MetricInfo& row : metric_table())
+    if (row.sweepable) names += std::string(row.key) + ", ";
+  return names + "score:I,J, weight:I,J";
 }
 
 std::string sweep_metric_error(const SweepMetric& m, const Settings& s) {
   using K = SweepMetric::Kind;
-  if (m.kind == K::first_key) {
-    // Key 0 is seen by queries 1.. (causal, bidirectional) or 1..W-1 (window:W).
-    if (s.n < 2) return "first_key averages over queries i >= 1: valid: n >= 2 (n = " + std::to_string(s.n) + ")";
-    if (s.mask == MaskKind::window && s.window < 2)
-      return "first_key: no query i >= 1 sees key 0 under --mask " + mask_to_string(s) + "; valid: window:W, W >= 2";
-    return "";
-  }
-  if (m.kind != K::score && m.kind != K::weight) return "";
+  if (m.kind == K::table) return m.row->sweep_error ? m.row->sweep_error(s) : "";
   const std::string cell = sweep_metric_name(m);
   if (m.i >= s.n || m.j >= s.n)
     return cell + " is outside the n x n map at n = " + std::to_string(s.n) + "; valid: I, J in [0, n - 1]";
@@ -343,40 +333,14 @@ std::string sweep_metric_error(const SweepMetric& m, const Settings& s) {
   return "";
 }
 
-MetricValue metric_value(const LayerStats& l, const SweepMetric& m) {
+Estimate metric_value(const LayerStats& l, const SweepMetric& m) {
   using K = SweepMetric::Kind;
+  if (m.kind == K::table) return estimate_of(l, *m.row);
   const double none = std::nan("");
-  switch (m.kind) {
-    case K::rp: return {l.recency, l.recency_se, l.recency_ties};
-    case K::adjacency: return {l.adjacency, l.adjacency_se, l.adjacency_ties};
-    case K::norm_adjacency: return {l.norm_adjacency, l.norm_adjacency_se, l.norm_adjacency_ties};
-    case K::delta_r2: return {l.leakage.delta_r2, l.leakage.delta_r2_se, none};
-    case K::weight_delta_r2: return {l.weight_leakage.delta_r2, l.weight_leakage.delta_r2_se, none};
-    case K::first_key: {
-      // The attention sink (004): the mean weight on key 0 over the queries i >= 1 that see it. The exact SE
-      // of a mean of correlated cells needs their covariances, which a run does not keep; the mean of the
-      // cells' SEs bounds it from above (triangle inequality: SE(sum) <= sum of SEs), and is what se gives.
-      const MapShape* shape = l.weight_mean.shape();
-      if (shape == nullptr) return {none, none, none};
-      double sum = 0, se_sum = 0;
-      int queries = 0;
-      for (int i = 1; i < shape->n; ++i)
-        if (shape->lo[std::size_t(i)] <= 0 && 0 <= shape->hi[std::size_t(i)]) {
-          sum += l.weight_mean(i, 0);
-          se_sum += l.weight_se(i, 0);
-          ++queries;
-        }
-      if (queries == 0) return {none, none, none};
-      return {sum / queries, se_sum / queries, none};
-    }
-    case K::score:
-      if (l.score_mean.empty()) return {none, none, none};
-      return {l.score_mean(m.i, m.j), l.score_se(m.i, m.j), none};
-    case K::weight:
-      if (l.weight_mean.empty()) return {none, none, none};
-      return {l.weight_mean(m.i, m.j), l.weight_se(m.i, m.j), none};
-  }
-  return {none, none, none};
+  const Map& mean = m.kind == K::score ? l.score_mean : l.weight_mean;
+  const Map& se = m.kind == K::score ? l.score_se : l.weight_se;
+  if (mean.empty()) return {none, none, none, l.rp.samples};
+  return {mean(m.i, m.j), se(m.i, m.j), none, l.rp.samples};
 }
 
 std::string sweep_memory_refusal(const std::vector<Settings>& points, int threads) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/model/settings.hpp"
+#include "core/stats/metric_table.hpp"
 #include "core/stats/snapshot.hpp"
 
 namespace maskscope {
@@ -50,36 +51,25 @@ std::string sweep_memory_refusal(const std::vector<Settings>& points, int thread
 // The point's value of each axis as text (settings_to_json's spelling: "0.25", "layernorm", "window:4").
 std::string axis_value_text(const Settings& s, const std::string& key);
 
-// A metric of one layer: RP, adjacency, norm adjacency, the logits' or the weights' leakage dR^2, the mean
-// attention weight on the first key (the attention sink), or one cell of the mean score or weight map.
+// What a sweep measures in each layer: a sweepable row of the metric table (metric_table.hpp: RP, adjacency,
+// norm adjacency, the leakage dR^2 of S and A, the weight on key 0, ...), or one cell of the mean score or
+// weight map.
 struct SweepMetric {
-  enum class Kind {
-    rp,
-    adjacency,
-    norm_adjacency,
-    delta_r2,
-    weight_delta_r2,
-    first_key,
-    score,
-    weight
-  } kind = Kind::rp;
-  int i = 0, j = 0;  // the cell of score / weight (0-based query i, key j)
+  enum class Kind { table, score, weight } kind = Kind::table;
+  const MetricInfo* row = &metric_table().front();  // kind table: a sweepable row
+  int i = 0, j = 0;                                 // the cell of score / weight (0-based query i, key j)
 };
-// "rp", "adjacency", "norm_adjacency", "delta_r2", "weight_delta_r2", "first_key", "score:I,J", "weight:I,J".
-// Throws std::runtime_error listing the valid names.
+// A sweepable row's key, "score:I,J" or "weight:I,J". Throws std::runtime_error listing the valid names (and,
+// for a name a metric had before, its new name).
 SweepMetric parse_sweep_metric(const std::string& text);
 std::string sweep_metric_name(const SweepMetric& m);
-const char* sweep_metric_names_text();
-// "" when the metric applies to these settings (a cell within n and not masked off by causality;
-// first_key: some query i >= 1 sees key 0), else why not.
+// The valid --metric names: the sweepable rows' keys, then "score:I,J, weight:I,J".
+std::string sweep_metric_names_text();
+// "" when the metric applies to these settings (the row's sweep_error; a cell within n and not masked off
+// by causality), else why not.
 std::string sweep_metric_error(const SweepMetric& m, const Settings& s);
 
-struct MetricValue {
-  double value = 0, se = 0;
-  double ties = 0;  // the share of tied comparisons (rp, adjacency, norm_adjacency); NaN for the others
-};
-// first_key: the mean over queries i >= 1 that see key 0 of weight_mean(i, 0); its se is the mean of those
-// cells' SEs, an upper bound of the mean's SE (the cells are correlated, and their covariances are not kept).
-MetricValue metric_value(const LayerStats& l, const SweepMetric& m);
+// The layer's estimate of the metric; its ties NaN for a metric without ties (a cell has none).
+Estimate metric_value(const LayerStats& l, const SweepMetric& m);
 
 }  // namespace maskscope

@@ -79,24 +79,24 @@ struct AccumLayout {
   std::size_t weight(int l) const { return base(l) + map_cells; }                 // packed map, A_ij (mean over heads)
   std::size_t cosine(int l) const { return base(l) + 2 * map_cells; }             // packed lower triangle, j <= i
   std::size_t norm(int l) const { return base(l) + 2 * map_cells + triangle(); }  // n, ||x_i||
-  std::size_t recency(int l) const { return norm(l) + n; }                        // per-sample RP (mean over heads)
-  std::size_t adjacency(int l) const { return recency(l) + 1; }                   // per-sample adjacency
-  std::size_t recency_ties(int l) const { return recency(l) + 2; }                // per-sample tie fraction (RP)
-  std::size_t adjacency_ties(int l) const { return recency(l) + 3; }              // per-sample tie fraction (adjacency)
-  std::size_t norm_adjacency(int l) const { return recency(l) + 4; }              // per-sample norm adjacency
-  std::size_t norm_adjacency_ties(int l) const { return recency(l) + 5; }
-  std::size_t score_slope(int l) const { return recency(l) + 6; }   // per-sample within-offset slope of S on i
-  std::size_t weight_slope(int l) const { return recency(l) + 7; }  // the same for A (docs/model.md section 8)
+  std::size_t rp(int l) const { return norm(l) + n; }                        // per-sample RP (mean over heads)
+  std::size_t adjacency(int l) const { return rp(l) + 1; }                   // per-sample adjacency
+  std::size_t rp_ties(int l) const { return rp(l) + 2; }                // per-sample tie fraction (RP)
+  std::size_t adjacency_ties(int l) const { return rp(l) + 3; }              // per-sample tie fraction (adjacency)
+  std::size_t norm_adjacency(int l) const { return rp(l) + 4; }              // per-sample norm adjacency
+  std::size_t norm_adjacency_ties(int l) const { return rp(l) + 5; }
+  std::size_t score_slope(int l) const { return rp(l) + 6; }   // per-sample within-offset slope of S on i
+  std::size_t weight_slope(int l) const { return rp(l) + 7; }  // the same for A (docs/model.md section 8)
   // Per-sample weight on key 0 (the attention sink, docs/model.md section 12): the mean of A_i0 over the
   // query rows i >= 1 whose keys include 0 (the head mean's).
-  std::size_t sink_weight(int l) const { return recency(l) + 8; }
+  std::size_t sink_weight(int l) const { return rp(l) + 8; }
   // Head h's maps, recency and slope; with one head they are the layer's own.
-  std::size_t head_base(int l, int h) const { return recency(l) + 9 + std::size_t(h) * (2 * map_cells + 3); }
+  std::size_t head_base(int l, int h) const { return rp(l) + 9 + std::size_t(h) * (2 * map_cells + 3); }
   std::size_t head_score(int l, int h) const { return heads > 1 ? head_base(l, h) : score(l); }
   std::size_t head_weight(int l, int h) const { return heads > 1 ? head_base(l, h) + map_cells : weight(l); }
-  std::size_t head_recency(int l, int h) const { return heads > 1 ? head_base(l, h) + 2 * map_cells : recency(l); }
-  std::size_t head_recency_ties(int l, int h) const {
-    return heads > 1 ? head_base(l, h) + 2 * map_cells + 1 : recency_ties(l);
+  std::size_t head_rp(int l, int h) const { return heads > 1 ? head_base(l, h) + 2 * map_cells : rp(l); }
+  std::size_t head_rp_ties(int l, int h) const {
+    return heads > 1 ? head_base(l, h) + 2 * map_cells + 1 : rp_ties(l);
   }
   std::size_t head_score_slope(int l, int h) const {
     return heads > 1 ? head_base(l, h) + 2 * map_cells + 2 : score_slope(l);
@@ -109,7 +109,7 @@ struct AccumLayout {
   std::size_t forward_difference_hist(int l) const { return hist_base(l); }               // sim(a, b) - sim(a, c)
   std::size_t backward_difference_hist(int l) const { return hist_base(l) + hist_bins; }  // sim(c, b) - sim(c, a)
   std::size_t adjacency_hist(int l) const { return hist_base(l) + 2 * std::size_t(hist_bins); }
-  std::size_t recency_hist(int l) const { return hist_base(l) + 3 * std::size_t(hist_bins); }
+  std::size_t rp_hist(int l) const { return hist_base(l) + 3 * std::size_t(hist_bins); }
   std::size_t forward_difference_above(int l) const { return hist_base(l) + 4 * std::size_t(hist_bins); }
   std::size_t backward_difference_above(int l) const { return forward_difference_above(l) + 1; }
   // The Gram matrices of the forward pass's stages (stages.hpp; docs/model.md section 12), before the

@@ -130,8 +130,8 @@ Leakage fits(int n, const KeyRanges& keys, const double* mean, const double* m2,
   out.slope = pooled.b;
   out.slope_se = slope_se;
   out.r2_base = pooled.ok ? 1.0 - pooled.sse_base / pooled.sst : kNaN;
-  out.delta_r2 = delta_r2(pooled, N);
-  out.delta_r2_se = pooled.ok ? N * pooled.q / pooled.sst *
+  out.delta_r2.mean = delta_r2(pooled, N);
+  out.delta_r2.se = pooled.ok ? N * pooled.q / pooled.sst *
                                     std::sqrt(4 * pooled.b * pooled.b * slope_se * slope_se + 2 * std::pow(slope_se, 4))
                               : kNaN;
   out.delta_r2_mean_map = delta_r2(map, 1.0);
@@ -153,8 +153,10 @@ std::vector<LeakageBin> leakage_bins(int n) {
 Leakage leakage_of(int n, const KeyRanges& keys, const std::vector<double>& mean, const std::vector<double>& m2,
                    std::int64_t count, double slope_se) {
   const auto square = [n](int i, int j) { return std::size_t(i) * n + std::size_t(j); };
-  return fits(n, keys, mean.data(), m2.empty() ? nullptr : m2.data(), square, m2.empty() ? 1.0 : double(count),
-              slope_se);
+  Leakage out = fits(n, keys, mean.data(), m2.empty() ? nullptr : m2.data(), square,
+                     m2.empty() ? 1.0 : double(count), slope_se);
+  out.delta_r2.samples = count;
+  return out;
 }
 
 Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments& m, std::size_t map,
@@ -162,7 +164,8 @@ Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments
   const int n = L.n;
   if (m.count == 0) {
     Leakage none;
-    none.delta_r2 = none.delta_r2_se = none.delta_r2_mean_map = none.r2_base = none.slope = none.slope_se = kNaN;
+    none.delta_r2 = {kNaN, kNaN, 0, 0};
+    none.delta_r2_mean_map = none.r2_base = none.slope = none.slope_se = kNaN;
     none.bins = leakage_bins(n);
     return none;
   }
@@ -170,7 +173,9 @@ Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments
   // One sample has no spread within a cell (M2 0): its M2 are not read (a new run's first picture
   // leaves them unset, make_snapshot).
   const double* m2 = m.count >= 2 ? m.m2.data() + map : nullptr;
-  return fits(n, keys, m.mean.data() + map, m2, packed, double(m.count), m.standard_error(slope));
+  Leakage out = fits(n, keys, m.mean.data() + map, m2, packed, double(m.count), m.standard_error(slope));
+  out.delta_r2.samples = m.count;
+  return out;
 }
 
 double leakage_ratio(double a, double b) { return std::isfinite(a) && std::isfinite(b) && b > 0 ? a / b : kNaN; }
@@ -182,9 +187,9 @@ double leakage_ratio_se(double a, double sa, double b, double sb) {
 }
 
 ResidualShare residual_stream_share(const Leakage& bidirectional, const Leakage& causal) {
-  if (!(causal.delta_r2 > 3 * causal.delta_r2_se)) return {kNaN, kNaN};
-  return {leakage_ratio(bidirectional.delta_r2, causal.delta_r2),
-          leakage_ratio_se(bidirectional.delta_r2, bidirectional.delta_r2_se, causal.delta_r2, causal.delta_r2_se)};
+  const Estimate &b = bidirectional.delta_r2, &c = causal.delta_r2;
+  if (!(c.mean > 3 * c.se)) return {kNaN, kNaN};
+  return {leakage_ratio(b.mean, c.mean), leakage_ratio_se(b.mean, b.se, c.mean, c.se)};
 }
 
 std::vector<double> offset_means(int n, const KeyRanges& keys, const std::vector<double>& map) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/stats/accumulator.hpp"
+#include "core/stats/estimate.hpp"
 #include "core/model/key_ranges.hpp"
 
 namespace maskscope {
@@ -18,7 +19,7 @@ struct LeakageBin {
 };
 
 struct Leakage {
-  double delta_r2 = 0, delta_r2_se = 0;  // pooled over samples (the paper's definition)
+  Estimate delta_r2;                     // pooled over samples (the paper's definition)
   double delta_r2_mean_map = 0;          // of the sample-mean map: systematic structure only
   double r2_base = 0;                    // R^2 of the relative baseline, pooled
   double slope = 0, slope_se = 0;        // b: the full model's common within-offset slope on i, and its SE

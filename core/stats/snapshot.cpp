@@ -122,13 +122,11 @@ void to_standard_errors(RunMoments& m, std::size_t from, std::size_t count) {
   for (std::size_t k = 0; k < count; ++k) v[k] = std::sqrt(std::max(0.0, v[k]) / denominator);
 }
 
-struct Metric {
-  double mean, se, ties;
-};
-Metric metric(const RunMoments& m, bool present, std::size_t at, std::size_t ties_at) {
+// The estimate at `at` (its tie share at ties_at, when given): NaN when the metric does not exist here.
+Estimate estimate(const RunMoments& m, bool present, std::size_t at, std::size_t ties_at = std::size_t(-1)) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  if (!present || m.count == 0) return {nan, nan, nan};
-  return {m.mean[at], m.standard_error(at), m.mean[ties_at]};
+  if (!present || m.count == 0) return {nan, nan, nan, m.count};
+  return {m.mean[at], m.standard_error(at), ties_at == std::size_t(-1) ? 0.0 : m.mean[ties_at], m.count};
 }
 
 // Cosines, norms, adjacency and norm adjacency of block l's hidden states.
@@ -147,14 +145,8 @@ void hidden_stats(const std::shared_ptr<Store>& store, const Shapes& shapes, con
       out.norm_se[i] = m.standard_error(L.norm(l) + i);
     }
   const bool has_adj = keys.adjacency_rows > 0;
-  const Metric adj = metric(m, has_adj, L.adjacency(l), L.adjacency_ties(l));
-  out.adjacency = adj.mean;
-  out.adjacency_se = adj.se;
-  out.adjacency_ties = adj.ties;
-  const Metric nadj = metric(m, has_adj, L.norm_adjacency(l), L.norm_adjacency_ties(l));
-  out.norm_adjacency = nadj.mean;
-  out.norm_adjacency_se = nadj.se;
-  out.norm_adjacency_ties = nadj.ties;
+  out.adjacency = estimate(m, has_adj, L.adjacency(l), L.adjacency_ties(l));
+  out.norm_adjacency = estimate(m, has_adj, L.norm_adjacency(l), L.norm_adjacency_ties(l));
   if (L.hist_bins > 0 && m.count > 0) {
     LayerHistograms& h = out.histograms;
     auto bins = [&](std::size_t at) {
@@ -164,11 +156,9 @@ void hidden_stats(const std::shared_ptr<Store>& store, const Shapes& shapes, con
     h.backward_difference = bins(L.backward_difference_hist(l));
     h.adjacency = bins(L.adjacency_hist(l));
     if (l != L.embedding_block() || !L.embeddings)
-      if (keys.recency_triples > 0) h.recency = bins(L.recency_hist(l));
-    h.forward_above = m.mean[L.forward_difference_above(l)];
-    h.forward_above_se = m.standard_error(L.forward_difference_above(l));
-    h.backward_above = m.mean[L.backward_difference_above(l)];
-    h.backward_above_se = m.standard_error(L.backward_difference_above(l));
+      if (keys.recency_triples > 0) h.rp = bins(L.rp_hist(l));
+    h.forward_above = estimate(m, true, L.forward_difference_above(l));
+    h.backward_above = estimate(m, true, L.backward_difference_above(l));
   }
 }
 
@@ -201,17 +191,12 @@ void block_stats(const Settings& s, const AccumLayout& L, const std::shared_ptr<
   out.weight_mean = map_in(store, shapes.masked, m.mean, L.weight(l));
   out.weight_se = map_in(store, shapes.masked, m.m2, L.weight(l));
   hidden_stats(store, shapes, L, l, keys, out);
-  const Metric rp = metric(m, has_rp, L.recency(l), L.recency_ties(l));
-  out.recency = rp.mean;
-  out.recency_se = rp.se;
-  out.recency_ties = rp.ties;
+  out.rp = estimate(m, has_rp, L.rp(l), L.rp_ties(l));
   out.leakage = leakage_of(L, keys, m, L.score(l), L.score_slope(l));
   out.weight_leakage = leakage_of(L, keys, m, L.weight(l), L.weight_slope(l));
   bool sink_rows = false;
   for (int i = 1; i < L.n; ++i) sink_rows = sink_rows || keys.lo[std::size_t(i)] == 0;
-  out.sink_weight = sink_rows && m.count > 0 ? m.mean[L.sink_weight(l)] : std::numeric_limits<double>::quiet_NaN();
-  out.sink_weight_se =
-      sink_rows && m.count > 0 ? m.standard_error(L.sink_weight(l)) : std::numeric_limits<double>::quiet_NaN();
+  out.sink_weight = estimate(m, sink_rows, L.sink_weight(l));
   if (s.random_weights()) {
     out.heads.resize(s.heads);
     for (int h = 0; h < s.heads; ++h) {
@@ -227,10 +212,7 @@ void block_stats(const Settings& s, const AccumLayout& L, const std::shared_ptr<
         hs.weight_mean = map_in(store, shapes.masked, m.mean, L.head_weight(l, h));
         hs.weight_se = map_in(store, shapes.masked, m.m2, L.head_weight(l, h));
       }
-      const Metric hrp = metric(m, has_rp, L.head_recency(l, h), L.head_recency_ties(l, h));
-      hs.recency = hrp.mean;
-      hs.recency_se = hrp.se;
-      hs.recency_ties = hrp.ties;
+      hs.rp = estimate(m, has_rp, L.head_rp(l, h), L.head_rp_ties(l, h));
       hs.leakage = s.heads == 1 ? out.leakage : leakage_of(L, keys, m, L.head_score(l, h), L.head_score_slope(l, h));
     }
   }
@@ -297,7 +279,7 @@ Snapshot make_snapshot(const Settings& s, RunMoments&& m, const KeyRanges& keys,
     e.layer = 0;
     hidden_stats(store, shapes, L, L.embedding_block(), keys, e);
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    e.recency = e.recency_se = e.recency_ties = nan;
+    e.rp = {nan, nan, nan, e.adjacency.samples};
     if (store->m.count > 0) to_standard_errors(store->m, L.base(L.embedding_block()), L.per_layer);
   }
   return snap;
@@ -325,9 +307,7 @@ LayerStats head_view(const LayerStats& l, int head) {
   v.score_se = h.score_se;
   v.weight_mean = h.weight_mean;
   v.weight_se = h.weight_se;
-  v.recency = h.recency;
-  v.recency_se = h.recency_se;
-  v.recency_ties = h.recency_ties;
+  v.rp = h.rp;
   v.leakage = h.leakage;
   diag_normalize(h.score_mean, v);
   return v;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/stats/accumulator.hpp"
+#include "core/stats/estimate.hpp"
 #include "core/stats/leakage.hpp"
 #include "core/stats/map.hpp"
 #include "core/model/settings.hpp"
@@ -22,7 +23,7 @@ namespace maskscope {
 struct HeadStats {
   Map score_mean, score_se;  // NaN where masked
   Map weight_mean, weight_se;
-  double recency = 0, recency_se = 0, recency_ties = 0;
+  Estimate rp;      // this head's recency probability (metric_table.hpp)
   Leakage leakage;  // of this head's logits (docs/model.md section 8)
 };
 
@@ -32,8 +33,8 @@ struct HeadStats {
 // and the distributions over samples of each sample's adjacency score and RP (bins over [0, 1]). Each
 // histogram's bins are shares summing to 1 (empty: not computed; the embeddings have no RP).
 struct LayerHistograms {
-  std::vector<double> forward_difference, backward_difference, adjacency, recency;
-  double forward_above = 0, forward_above_se = 0, backward_above = 0, backward_above_se = 0;
+  std::vector<double> forward_difference, backward_difference, adjacency, rp;
+  Estimate forward_above, backward_above;
 };
 
 // One stage's Gram matrices over samples (Settings::stage_grams; docs/model.md section 12): the mean inner
@@ -51,16 +52,15 @@ struct LayerStats {
   Map weight_mean, weight_se;
   Map cosine_mean, cosine_se;
   std::vector<double> norm_mean, norm_se;            // n
-  double recency = 0, recency_se = 0;                // ties 1/2; NaN when no triple i > k > j exists
-  double recency_ties = 0;                           // mean fraction of RP's comparisons that were ties
-  double adjacency = 0, adjacency_se = 0;            // ties 1/2, diagonal left out; NaN when n < 3
-  double adjacency_ties = 0;                         // mean fraction of adjacency's comparisons that were ties
-  double norm_adjacency = 0, norm_adjacency_se = 0;  // adjacency of the norms (docs/model.md section 7); NaN when n < 3
-  double norm_adjacency_ties = 0;
+  // The layer's scalar estimates, each a row of the metric table (metric_table.hpp, which says what each
+  // is); NaN where the metric does not exist.
+  Estimate rp;              // recency probability, ties 1/2; NaN when no triple i > k > j exists
+  Estimate adjacency;       // ties 1/2, diagonal left out; NaN when n < 3
+  Estimate norm_adjacency;  // adjacency of the norms (docs/model.md section 7); NaN when n < 3
   // The weight on key 0, the attention sink (docs/model.md section 12): per sample the mean of A_i0 over
   // the query rows i >= 1 whose keys include 0 (of the head-mean map), averaged over samples, with its SE
   // over samples. NaN when no such row exists (n 1, a window of 1) and for the embeddings.
-  double sink_weight = 0, sink_weight_se = 0;
+  Estimate sink_weight;
   LayerHistograms histograms;  // with Settings::histograms > 0
   // With Settings::stage_grams, indexed by Stage (stages.hpp): the stages the family has (stage_bits);
   // the others' maps are empty (Map::empty()), as are the embeddings'.

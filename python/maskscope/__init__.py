@@ -35,8 +35,9 @@ message (the setting and its valid range), a wrong type TypeError. progress=True
 (or a notebook output line); a callable gets progress(samples_done, samples). Releases the GIL while it
 runs; Ctrl+C or a notebook's interrupt stops it with KeyboardInterrupt within a tenth of a second.
 
-The result's layers are indexed by number (layers[1] is layer 1); each has rp, rp_se, adjacency,
-norm_adjacency, delta_r2 with their standard errors and tie shares, and the maps as NumPy arrays
+The result's layers are indexed by number (layers[1] is layer 1); each has the metrics
+{", ".join(m["key"] for m in _maskscope.metric_table())} with their standard errors (KEY_se) and tie shares
+(KEY_ties, where the metric counts ties), and the maps as NumPy arrays
 (score_mean, weight_mean, cosine_mean with their _se arrays, score_diag_normalized, norm_mean, h).
 to_dict() is exactly the CLI's JSON.
 

@@ -6,6 +6,11 @@ import json
 
 import numpy as np
 
+from . import _maskscope
+
+# The layer metrics, one row each (core/stats/metric_table.hpp): Layer and Head take their attributes from it.
+_METRICS = _maskscope.metric_table()
+
 
 class Head:
     """One attention head of a random-weight or real-model layer: its RP, leakage and maps."""
@@ -14,11 +19,6 @@ class Head:
         self._snap, self._index, self.head = snap, index, head
         self._scalars = snap.head_scalars(index, head)
 
-    rp = property(lambda self: self._scalars["rp"], doc="recency probability of this head's logits (ties 1/2)")
-    rp_se = property(lambda self: self._scalars["rp_se"], doc="standard error of rp")
-    rp_ties = property(lambda self: self._scalars["rp_ties"], doc="share of RP's comparisons that were ties")
-    delta_r2 = property(lambda self: self._scalars["delta_r2"], doc="absolute-position leakage dR^2 of its logits")
-    delta_r2_se = property(lambda self: self._scalars["delta_r2_se"], doc="standard error of delta_r2")
 
     def _map(self, name):
         return self._snap.map(self._index, name, self.head)
@@ -36,6 +36,22 @@ def _scalar(name, doc):
     return property(lambda self: self._scalars[name], doc=doc)
 
 
+def _add_metrics(cls, heads):
+    """The metric table's estimates as attributes KEY, KEY_se and KEY_ties (the metrics with ties); `heads`:
+    only the metrics each head has."""
+    for m in _METRICS:
+        if heads and not m["head"]:
+            continue
+        key = m["key"]
+        setattr(cls, key, _scalar(key, m["description"]))
+        setattr(cls, key + "_se", _scalar(key + "_se", "standard error of " + key))
+        if m["ties"]:
+            setattr(cls, key + "_ties", _scalar(key + "_ties", f"share of {m['label']}'s comparisons that were ties"))
+
+
+_add_metrics(Head, heads=True)
+
+
 def _array(name, doc):
     p = functools.cached_property(lambda self: self._snap.map(self._index, name))
     p.__doc__ = doc
@@ -45,9 +61,9 @@ def _array(name, doc):
 class Layer:
     """One layer of a result (number 1..L; 0 is the random-weight family's embeddings).
 
-    Numbers: rp, adjacency, norm_adjacency (each with _se and _ties), delta_r2 (with _se, the logits'
-    leakage dR^2), weight_delta_r2; ties gives the three tie shares as a dict. Maps (n x n NumPy arrays,
-    row i the query, column j the key, NaN where masked): score_mean, weight_mean, cosine_mean and their
+    Numbers: each metric of the core's table (rp, adjacency, delta_r2, ...; _maskscope.metric_table()) with
+    _se, and _ties where it counts ties; ties gives the tie shares as a dict. Maps (n x n NumPy arrays, row i
+    the query, column j the key, NaN where masked): score_mean, weight_mean, cosine_mean and their
     _se arrays, score_diag_normalized. Vectors: norm_mean, norm_se, and h / h_se (LN-recency's h(j): the
     inverse of the mean norm of x_j after this layer). NaN where a metric does not exist (n < 3, or no
     hidden states in an analysis).
@@ -58,25 +74,12 @@ class Layer:
         self._scalars = snap.scalars(index)
 
     number = _scalar("layer", "the layer's number: 1..L, 0 for the embeddings")
-    rp = _scalar("rp", "recency probability RP of the logits: P(S_ik > S_ij) over i > k > j, ties 1/2")
-    rp_se = _scalar("rp_se", "standard error of rp")
-    rp_ties = _scalar("rp_ties", "share of RP's comparisons that were ties")
-    adjacency = _scalar("adjacency", "adjacency score of the output cosines (Zuo et al.), ties 1/2")
-    adjacency_se = _scalar("adjacency_se", "standard error of adjacency")
-    adjacency_ties = _scalar("adjacency_ties", "share of adjacency's comparisons that were ties")
-    norm_adjacency = _scalar("norm_adjacency", "adjacency of the output norms (docs/model.md section 7)")
-    norm_adjacency_se = _scalar("norm_adjacency_se", "standard error of norm_adjacency")
-    norm_adjacency_ties = _scalar("norm_adjacency_ties", "share of norm adjacency's comparisons that were ties")
-    delta_r2 = _scalar("delta_r2", "absolute-position leakage dR^2 of the logits (Ruscio et al. Sec. 3)")
-    delta_r2_se = _scalar("delta_r2_se", "standard error of delta_r2")
-    weight_delta_r2 = _scalar("weight_delta_r2", "leakage dR^2 of the attention weights")
-    weight_delta_r2_se = _scalar("weight_delta_r2_se", "standard error of weight_delta_r2")
     delta_r2_bins = _scalar("delta_r2_bins", "dR^2 by query-position bins: [{'from', 'to', 'delta_r2'}]")
 
     @property
     def ties(self):
-        """The tie shares of rp, adjacency and norm_adjacency (a collapsed representation has many)."""
-        return {k: self._scalars[k + "_ties"] for k in ("rp", "adjacency", "norm_adjacency")}
+        """The tie shares of the metrics that count ties (rp, adjacency, ...; a collapsed representation has many)."""
+        return {m["key"]: self._scalars[m["key"] + "_ties"] for m in _METRICS if m["ties"]}
 
     score_mean = _array("score_mean", "mean logits S (n x n, NaN where masked)")
     score_se = _array("score_se", "standard errors of score_mean")
@@ -127,6 +130,9 @@ class Layer:
         if self.number == 0:
             return f"<maskscope.Layer 0 (the embeddings): adjacency {self.adjacency:.6g} +- {self.adjacency_se:.2g}>"
         return f"<maskscope.Layer {self.number}: rp {self.rp:.6g} +- {self.rp_se:.2g}>"
+
+
+_add_metrics(Layer, heads=False)
 
 
 class Layers:

@@ -89,30 +89,19 @@ const Map& layer_map(const LayerStats& l, const std::string& name, int head) {
   throw py::key_error("no map '" + name + "'");
 }
 
-py::dict leakage_dict(const Leakage& k, const char* prefix) {
-  py::dict d;
-  const std::string p = prefix;
-  d[py::str(p + "delta_r2")] = k.delta_r2;
-  d[py::str(p + "delta_r2_se")] = k.delta_r2_se;
-  return d;
+void add_estimate(py::dict& d, std::string_view key, const Estimate& e, bool ties) {
+  const std::string k(key);
+  d[py::str(k)] = e.mean;
+  d[py::str(k + "_se")] = e.se;
+  if (ties) d[py::str(k + "_ties")] = e.ties;
 }
 
 py::dict layer_scalars(const LayerStats& l) {
   py::dict d;
   d["layer"] = l.layer;
-  d["rp"] = l.recency;
-  d["rp_se"] = l.recency_se;
-  d["rp_ties"] = l.recency_ties;
-  d["adjacency"] = l.adjacency;
-  d["adjacency_se"] = l.adjacency_se;
-  d["adjacency_ties"] = l.adjacency_ties;
-  d["norm_adjacency"] = l.norm_adjacency;
-  d["norm_adjacency_se"] = l.norm_adjacency_se;
-  d["norm_adjacency_ties"] = l.norm_adjacency_ties;
-  d.attr("update")(leakage_dict(l.leakage, ""));
+  for (const MetricInfo& m : metric_table()) add_estimate(d, m.key, m.of(l), m.ties);  // metric_table.hpp
   d["delta_r2_mean_map"] = l.leakage.delta_r2_mean_map;
   d["r2_base"] = l.leakage.r2_base;
-  d.attr("update")(leakage_dict(l.weight_leakage, "weight_"));
   d["score_diag_normalized_q01"] = l.score_diag_q01;
   d["score_diag_normalized_q99"] = l.score_diag_q99;
   py::list bins;
@@ -130,16 +119,33 @@ py::dict layer_scalars(const LayerStats& l) {
 
 py::dict head_scalars(const HeadStats& h) {
   py::dict d;
-  d["rp"] = h.recency;
-  d["rp_se"] = h.recency_se;
-  d["rp_ties"] = h.recency_ties;
-  d.attr("update")(leakage_dict(h.leakage, ""));
+  for (const MetricInfo& m : metric_table())
+    if (m.head_field) add_estimate(d, m.key, m.of(h), m.ties);
   return d;
+}
+
+// The metric table's rows for Python's Layer and Head (their attributes and docstrings).
+py::list metric_rows() {
+  py::list rows;
+  for (const MetricInfo& m : metric_table()) {
+    py::dict row;
+    row["key"] = std::string(m.key);
+    row["label"] = std::string(m.label);
+    row["name"] = std::string(m.name);
+    row["unit"] = std::string(m.unit);
+    row["description"] = std::string(m.description);
+    row["ties"] = m.ties;
+    row["head"] = m.head_field != nullptr;
+    row["sweepable"] = m.sweepable;
+    rows.append(row);
+  }
+  return rows;
 }
 
 }  // namespace
 
 void bind_snapshot(py::module_& m) {
+  m.def("metric_table", &metric_rows, "The layer metrics (key, label, name, unit, description, ties, head, sweepable)");
   py::class_<PySnapshot, std::shared_ptr<PySnapshot>>(m, "_Snapshot",
                                                       "A result of the core (maskscope.Result reads it)")
       .def("json", &PySnapshot::json_text, "The CLI's JSON of this result, as text")

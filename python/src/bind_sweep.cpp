@@ -151,8 +151,8 @@ py::tuple metric_table(const PySweep& s) {
     early.mutable_data()[i] = p.stopped_early;
     if (!p.snapshot) continue;
     for (std::size_t k = 0; k < p.snapshot->layers.size() && k < L; ++k) {
-      const MetricValue v = metric_value(p.snapshot->layers[k], s.metric);
-      value.mutable_data()[i * L + k] = v.value;
+      const Estimate v = metric_value(p.snapshot->layers[k], s.metric);
+      value.mutable_data()[i * L + k] = v.mean;
       se.mutable_data()[i * L + k] = v.se;
       ties.mutable_data()[i * L + k] = v.ties;
     }

@@ -39,7 +39,7 @@ PYBIND11_MODULE(_maskscope, m) {
       },
       "Every setting of `maskscope-cli run`: (flag, key, help, kind, default as text)");
   m.def("setting_key_of", &setting_key_of, "The setting key of a flag or key name; '' if none");
-  m.def("sweep_metric_names", [] { return std::string(sweep_metric_names_text()); });
+  m.def("sweep_metric_names", [] { return sweep_metric_names_text(); });
   m.def(
       "h_of_j_theory",
       [](int n, int d, double alpha, double gamma, bool with_inv_sqrt_d) {

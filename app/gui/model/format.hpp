@@ -7,11 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "core/stats/estimate.hpp"
+
 namespace maskscope::gui {
 
 // "0.63824 ± 0.00003": at least 4 decimals (the papers' precision), more when the standard error
 // needs them, so the SE always shows one or two significant digits. "n/a" when v is not finite.
 std::string value_with_se(double v, double se);
+inline std::string value_with_se(const Estimate& e) { return value_with_se(e.mean, e.se); }
 
 // Tick label for a tick at v on an axis whose ticks are `step` apart: enough decimals to tell
 // neighbouring ticks apart, no more; "0" for a tick at zero, never "-0".

@@ -244,9 +244,9 @@ PanelData build_panel(const Snapshot& snap, std::size_t k, Quantity q, Transform
 PanelMetric panel_metric(const LayerStats& l, Quantity q) {
   switch (q) {
     case Quantity::score:
-    case Quantity::weight: return {"RP", l.recency, l.recency_se, l.recency_ties};
-    case Quantity::cosine: return {"adj", l.adjacency, l.adjacency_se, l.adjacency_ties};
-    case Quantity::norm: return {"norm adj", l.norm_adjacency, l.norm_adjacency_se, l.norm_adjacency_ties};
+    case Quantity::weight: return {"RP", l.rp.mean, l.rp.se, l.rp.ties};
+    case Quantity::cosine: return {"adj", l.adjacency.mean, l.adjacency.se, l.adjacency.ties};
+    case Quantity::norm: return {"norm adj", l.norm_adjacency.mean, l.norm_adjacency.se, l.norm_adjacency.ties};
     default: break;  // a stage's Gram matrix has no metric of its own
   }
   return {"", kNaN, kNaN, kNaN};

@@ -60,8 +60,8 @@ std::vector<LineChart> histogram_charts(const Snapshot& snap) {
     if (h.forward_difference.empty()) continue;
     LineChart c;
     char title[96];
-    std::snprintf(title, sizeof title, "layer %d: > 0 %.3f (a,b vs a,c), %.3f (c,b vs c,a)", l->layer, h.forward_above,
-                  h.backward_above);
+    std::snprintf(title, sizeof title, "layer %d: > 0 %.3f (a,b vs a,c), %.3f (c,b vs c,a)", l->layer, h.forward_above.mean,
+                  h.backward_above.mean);
     c.title = title;
     c.x.label = "cosine difference";
     c.y.label = "share of triples";
@@ -129,7 +129,7 @@ std::string histograms_csv(const Snapshot& snap) {
     rows("sim_ab_minus_sim_ac", h.forward_difference, -1, 1);
     rows("sim_cb_minus_sim_ca", h.backward_difference, -1, 1);
     rows("adjacency_per_sample", h.adjacency, 0, 1);
-    rows("rp_per_sample", h.recency, 0, 1);
+    rows("rp_per_sample", h.rp, 0, 1);
   }
   return out;
 }

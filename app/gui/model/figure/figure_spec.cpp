@@ -154,8 +154,8 @@ FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
       const bool weights = spec.table_metric == TableMetric::weight_delta_r2;
       const Leakage& k = weights ? stats->weight_leakage : stats->leakage;
       c.metric_name = weights ? "dR2 of A" : "dR2";
-      c.metric = k.delta_r2;
-      c.metric_se = k.delta_r2_se;
+      c.metric = k.delta_r2.mean;
+      c.metric_se = k.delta_r2.se;
       c.bins = k.bins;  // Ruscio et al.'s query bins, cut at n
     } else if (spec.kind == FigureKind::norms) {
       c.metric_name = c.panel.metric_name;  // norm adjacency: how well the norms order the positions
@@ -166,8 +166,8 @@ FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
       const bool weights = spec.table_metric == TableMetric::weight_delta_r2;
       const Leakage& k = weights ? stats->weight_leakage : stats->leakage;
       c.metric_name = weights ? "dR2 of A" : "dR2";
-      c.metric = layer == 0 ? kNaN : k.delta_r2;  // the embeddings have no attention
-      c.metric_se = layer == 0 ? kNaN : k.delta_r2_se;
+      c.metric = layer == 0 ? kNaN : k.delta_r2.mean;  // the embeddings have no attention
+      c.metric_se = layer == 0 ? kNaN : k.delta_r2.se;
     } else if (spec.kind == FigureKind::table || spec.kind == FigureKind::layer_lines ||
                (spec.show_metric && row.transform == Transform::raw)) {
       c.metric_name = c.panel.metric_name;  // the embeddings' RP is NaN (no S or A): a gap in a line

@@ -12,6 +12,7 @@
 #include "core/formats/result_json.hpp"
 #include "core/model/input_file.hpp"
 #include "core/model/strict_number.hpp"
+#include "core/stats/metric_table.hpp"
 #include "model/embedded_asset.hpp"
 #include "model/format.hpp"
 
@@ -20,6 +21,37 @@ namespace maskscope::gui {
 namespace {
 
 using nlohmann::json;
+
+// A placeholder's inside, "KEY[L]": the key and the layer (-1 when it has no [L] of up to 3 digits).
+struct LiveValue {
+  std::string key;
+  int layer = -1;
+};
+LiveValue live_value(const std::string& inner) {
+  const std::size_t bracket = inner.find('[');
+  LiveValue v{inner.substr(0, bracket)};
+  if (bracket != std::string::npos && inner.back() == ']' && inner.size() > bracket + 2) {
+    const std::string digits = inner.substr(bracket + 1, inner.size() - bracket - 2);
+    if (digits.size() <= 3 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      v.layer = std::stoi(digits);
+  }
+  return v;
+}
+
+// Throws for a placeholder {NAME[L]} whose NAME is not a metric's key (a live value that would never show),
+// naming the valid keys.
+void check_live_values(const std::string& text, const std::string& where) {
+  for (std::size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
+    const std::size_t close = text.find('}', open);
+    if (close == std::string::npos) return;
+    const LiveValue v = live_value(text.substr(open + 1, close - open - 1));
+    if (v.layer < 0 || find_metric(v.key)) continue;
+    std::string keys;
+    for (const MetricInfo& m : metric_table()) keys += (keys.empty() ? "" : ", ") + std::string(m.key);
+    throw std::runtime_error(where + ": live value '" + text.substr(open, close - open + 1) + "': no metric '" +
+                             v.key + "'; valid: {KEY[L]} with KEY one of " + keys + ", or {samples}");
+  }
+}
 
 std::string text_of(const json& j, const char* key, const std::string& where) {
   const json& v = j.at(key);
@@ -60,6 +92,7 @@ Lesson lesson_from_json(const json& j, const std::string& where) {
     if (!s.contains("title") || !s.contains("text")) throw std::runtime_error(at + ": needs 'title' and 'text'");
     step.title = text_of(s, "title", at);
     step.text = text_of(s, "text", at);
+    check_live_values(step.text, at + ".text");
     if (s.contains("equations")) {
       if (!s.at("equations").is_array()) throw std::runtime_error(at + ".equations: expected a list of texts");
       for (const auto& e : s.at("equations")) {
@@ -146,7 +179,7 @@ bool load_lesson_file(const std::string& path, Lesson& out, std::string& error) 
 }
 
 std::string lesson_text(const std::string& text, const Snapshot* snap) {
-  // Placeholders: {samples}, or {NAME[L]} with NAME in rp, adj, nadj, dr2, wdr2 and L a layer.
+  // Placeholders: {samples}, or {KEY[L]} with KEY a metric's key (metric_table.hpp) and L a layer.
   std::string out;
   std::size_t at = 0;
   while (at < text.size()) {
@@ -157,18 +190,9 @@ std::string lesson_text(const std::string& text, const Snapshot* snap) {
     const std::string inner = text.substr(open + 1, close - open - 1);
     const std::string whole = text.substr(open, close - open + 1);
     at = close + 1;
-    const std::size_t bracket = inner.find('[');
-    const std::string what = inner.substr(0, bracket);
-    int layer = -1;
-    if (bracket != std::string::npos && inner.back() == ']' && inner.size() > bracket + 2) {
-      const std::string digits = inner.substr(bracket + 1, inner.size() - bracket - 2);
-      if (digits.size() <= 3 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        layer = std::stoi(digits);
-    }
-    const bool known =
-        inner == "samples" ||
-        (layer >= 0 && (what == "rp" || what == "adj" || what == "nadj" || what == "dr2" || what == "wdr2"));
-    if (!known) {
+    const LiveValue live = live_value(inner);
+    const MetricInfo* metric = live.layer >= 0 ? find_metric(live.key) : nullptr;
+    if (inner != "samples" && !metric) {
       out += whole;
       continue;
     }
@@ -180,23 +204,18 @@ std::string lesson_text(const std::string& text, const Snapshot* snap) {
       out += with_thousands(snap->samples_done);
       continue;
     }
-    const LayerStats* ls = layer_stats(*snap, layer);
+    const LayerStats* ls = layer_stats(*snap, live.layer);
     if (!ls) {
       out += whole;
       continue;
     }
-    double v = NAN, se = NAN;
-    if (what == "rp") v = ls->recency, se = ls->recency_se;
-    else if (what == "adj") v = ls->adjacency, se = ls->adjacency_se;
-    else if (what == "nadj") v = ls->norm_adjacency, se = ls->norm_adjacency_se;
-    else if (what == "dr2") v = ls->leakage.delta_r2, se = ls->leakage.delta_r2_se;
-    else v = ls->weight_leakage.delta_r2, se = ls->weight_leakage.delta_r2_se;
-    if (std::isfinite(v) && std::max(std::fabs(v), std::isfinite(se) ? se : 0.0) < 1e-3) {
+    const Estimate& e = metric->of(*ls);
+    if (std::isfinite(e.mean) && std::max(std::fabs(e.mean), std::isfinite(e.se) ? e.se : 0.0) < 1e-3) {
       char buf[48];  // near 0 (dR^2 without leakage): two significant digits, not a row of zeros
-      std::snprintf(buf, sizeof buf, "%.2g \u00b1 %.2g", v, se);
+      std::snprintf(buf, sizeof buf, "%.2g \u00b1 %.2g", e.mean, e.se);
       out += buf;
     } else {
-      out += std::isfinite(v) ? value_with_se(v, se) : std::string("n/a");
+      out += std::isfinite(e.mean) ? value_with_se(e) : std::string("n/a");
     }
   }
   out += text.substr(std::min(at, text.size()));

@@ -32,7 +32,7 @@ enum class LessonTheory { none, layer1_weights };
 
 struct LessonStep {
   std::string title;
-  std::string text;                    // 2-6 sentences; {rp[L]}, {adj[L]}, {nadj[L]}, {dr2[L]}, {wdr2[L]}, {samples}
+  std::string text;                    // 2-6 sentences; {KEY[L]} (a metric's key: {rp[2]}), {samples}
   std::vector<std::string> equations;  // readable Unicode text
   nlohmann::json set = nlohmann::json::object();   // partial settings on top of the previous step
   nlohmann::json view = nlohmann::json::object();  // partial view options (tab, show, ...)

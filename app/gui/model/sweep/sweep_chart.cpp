@@ -36,12 +36,12 @@ ChartAxis chart_axis(const SweepAxis& a) {
 }
 
 // The metric of point p's layer (1-based; 0 = its last), NaN before its first picture or past its layers.
-MetricValue value_at(const SweepState* state, const SweepMetric& m, std::size_t p, int layer) {
-  if (!state || p >= state->points.size() || !state->points[p].snapshot) return {kNaN, kNaN, kNaN};
+Estimate value_at(const SweepState* state, const SweepMetric& m, std::size_t p, int layer) {
+  if (!state || p >= state->points.size() || !state->points[p].snapshot) return {kNaN, kNaN, kNaN, 0};
   const auto& layers = state->points[p].snapshot->layers;
-  if (layers.empty()) return {kNaN, kNaN, kNaN};
+  if (layers.empty()) return {kNaN, kNaN, kNaN, 0};
   const int k = layer == 0 ? int(layers.size()) : layer;
-  if (k > int(layers.size())) return {kNaN, kNaN, kNaN};
+  if (k > int(layers.size())) return {kNaN, kNaN, kNaN, 0};
   return metric_value(layers[std::size_t(k - 1)], m);
 }
 
@@ -75,15 +75,11 @@ std::string note_of(const SweepPlan& plan, const SweepState* state) {
 
 std::string sweep_metric_label(const SweepMetric& m) {
   const std::string name = sweep_metric_name(m);
-  if (name == "rp") return "RP";
-  if (name == "adjacency") return "adjacency";
-  if (name == "norm_adjacency") return "norm adjacency";
-  if (name == "delta_r2") return "dR^2 of S";
-  if (name == "weight_delta_r2") return "dR^2 of A";
-  if (name == "first_key") return "weight on key 0";
-  if (name == "mask_share") return "causal-mask share";
-  if (name.rfind("score:", 0) == 0) return "S[" + name.substr(6) + "]";
-  if (name.rfind("weight:", 0) == 0) return "A[" + name.substr(7) + "]";
+  switch (m.kind) {
+    case SweepMetric::Kind::table: return std::string(m.row->label);
+    case SweepMetric::Kind::score: return "S[" + name.substr(6) + "]";
+    case SweepMetric::Kind::weight: return "A[" + name.substr(7) + "]";
+  }
   return name;
 }
 
@@ -107,9 +103,8 @@ bool sweep_is_heat_map(const SweepPlan& plan) {
   return true;
 }
 
-bool rp_like(const SweepMetric& m) {
-  return m.kind == SweepMetric::Kind::rp || m.kind == SweepMetric::Kind::adjacency ||
-         m.kind == SweepMetric::Kind::norm_adjacency;
+double metric_chance(const SweepMetric& m) {
+  return m.kind == SweepMetric::Kind::table ? m.row->chance : kNaN;
 }
 
 SweepPicture layout_sweep(const SweepView& view, const SweepPlan& plan, const SweepState* state, float width,
@@ -138,7 +133,7 @@ SweepPicture layout_sweep(const SweepView& view, const SweepPlan& plan, const Sw
     for (std::size_t iy = 0; iy < chart.ys.size(); ++iy)
       for (std::size_t ix = 0; ix < chart.xs.size(); ++ix) {
         const std::size_t p = point(ix, iy);
-        chart.values.push_back(value_at(state, plan.metric, p, view.layer).value);
+        chart.values.push_back(value_at(state, plan.metric, p, view.layer).mean);
         chart.ids.push_back(int(p) * kSweepLayerSlots + slot);
       }
     chart.colorbar_label =
@@ -172,9 +167,9 @@ SweepPicture layout_sweep(const SweepView& view, const SweepPlan& plan, const Sw
       s.label = sweep_setting_label(as.key) + " " + as.values[is];
       for (std::size_t ix = 0; ix < xs.size(); ++ix) {
         const std::size_t p = point_of(ix, is);
-        const MetricValue v = value_at(state, plan.metric, p, view.layer);
+        const Estimate v = value_at(state, plan.metric, p, view.layer);
         s.x.push_back(xs[ix]);
-        s.y.push_back(v.value);
+        s.y.push_back(v.mean);
         s.se.push_back(v.se);
         s.ids.push_back(int(p) * kSweepLayerSlots + slot);
       }
@@ -187,9 +182,9 @@ SweepPicture layout_sweep(const SweepView& view, const SweepPlan& plan, const Sw
       ChartSeries s;
       s.label = "layer " + std::to_string(layer);
       for (std::size_t ix = 0; ix < xs.size(); ++ix) {
-        const MetricValue v = value_at(state, plan.metric, ix, layer);
+        const Estimate v = value_at(state, plan.metric, ix, layer);
         s.x.push_back(xs[ix]);
-        s.y.push_back(v.value);
+        s.y.push_back(v.mean);
         s.se.push_back(v.se);
         s.ids.push_back(int(ix) * kSweepLayerSlots + layer - 1);
       }
@@ -197,7 +192,7 @@ SweepPicture layout_sweep(const SweepView& view, const SweepPlan& plan, const Sw
     }
     chart.title = title_of(view, plan, view.layer);
   }
-  if (rp_like(plan.metric)) chart.reference_y = {0.5};
+  if (std::isfinite(metric_chance(plan.metric))) chart.reference_y = {metric_chance(plan.metric)};
   chart.note = note_of(plan, state);
   layout_line_chart(chart, 0, 0, width, height, pic.scene, &pic.hits);
   return pic;
@@ -215,9 +210,9 @@ std::string sweep_point_text(const SweepPlan& plan, const SweepState& state, int
   if (!pt.snapshot || pt.snapshot->layers.empty()) return text + ": no samples yet";
   const int L = int(pt.snapshot->layers.size());
   const int layer = std::min(slot + 1, L);
-  const MetricValue v = metric_value(pt.snapshot->layers[std::size_t(layer - 1)], plan.metric);
+  const Estimate v = metric_value(pt.snapshot->layers[std::size_t(layer - 1)], plan.metric);
   text +=
-      ", layer " + std::to_string(layer) + "\n" + sweep_metric_label(plan.metric) + " " + value_with_se(v.value, v.se);
+      ", layer " + std::to_string(layer) + "\n" + sweep_metric_label(plan.metric) + " " + value_with_se(v);
   text += "\n" + with_thousands(pt.samples) + " samples";
   if (std::isfinite(v.ties)) text += ", ties " + compact_number(100.0 * v.ties, 3) + "%";
   if (pt.stopped_early) text += "\nstopped early at the target SE";

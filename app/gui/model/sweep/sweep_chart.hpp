@@ -24,8 +24,9 @@ struct SweepPicture {
 // The display name of a metric ("RP", "adjacency", "dR^2 of S", "A[9,0]") and of a setting ("alpha", "RoPE base").
 std::string sweep_metric_label(const SweepMetric& m);
 std::string sweep_setting_label(const std::string& key);
-// Whether 0.5 means "no order" for the metric (RP and the adjacency scores): the reference line and contours.
-bool rp_like(const SweepMetric& m);
+// The metric's value without positional order (0.5 for RP and the adjacency scores; the table's chance), drawn
+// as a reference line; NaN when it has none (a cell, dR^2, the weight on key 0).
+double metric_chance(const SweepMetric& m);
 // Two numeric settings with at least 5 values each give a heat map (a phase diagram); any other pair gives one
 // line per value of one of them (x: the numeric one, or the one with more values).
 bool sweep_is_heat_map(const SweepPlan& plan);

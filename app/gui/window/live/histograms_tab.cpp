@@ -83,7 +83,7 @@ void draw_histograms_tab(const Snapshot& snap, Controller& controller) {
   for (int c = 0; c < cols; ++c) {
     const LayerHistograms& h = rows[std::size_t(c)]->histograms;
     const std::vector<double>* v[3] = {&h.forward_difference, &h.backward_difference, &h.adjacency};
-    const double above[3] = {h.forward_above, h.backward_above, rows[std::size_t(c)]->adjacency};
+    const double above[3] = {h.forward_above.mean, h.backward_above.mean, rows[std::size_t(c)]->adjacency.mean};
     for (int r = 0; r < 3; ++r) {
       const ImVec2 p0(o.x + cw * float(c) + 4, o.y + row_h * float(r) + fh * 2.4f);
       const ImVec2 p1(o.x + cw * float(c + 1) - 4, o.y + row_h * float(r + 1) - fh * 1.3f);

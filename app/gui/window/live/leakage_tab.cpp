@@ -42,8 +42,8 @@ void leakage_bars(const char* id, ImVec2 size, const Snapshot& causal, const Sna
   };
   for (std::size_t l = 0; l < causal.layers.size(); ++l)
     for (const Leakage* k : {value(&causal, l), value(bi, l)})
-      if (k && std::isfinite(k->delta_r2))
-        top_value = std::max(top_value, k->delta_r2 + (std::isfinite(k->delta_r2_se) ? k->delta_r2_se : 0));
+      if (k && std::isfinite(k->delta_r2.mean))
+        top_value = std::max(top_value, k->delta_r2.mean + (std::isfinite(k->delta_r2.se) ? k->delta_r2.se : 0));
   if (!(top_value > 0)) top_value = 1e-6;
   const auto ticks = nice_ticks(0, top_value * 1.05, 4);
   const double hi = ticks.empty() ? top_value : std::max(top_value * 1.05, ticks.back());
@@ -64,20 +64,20 @@ void leakage_bars(const char* id, ImVec2 size, const Snapshot& causal, const Sna
     const Leakage* ks[2] = {value(&causal, l), value(bi, l)};
     for (int side = 0; side < 2; ++side) {
       const Leakage* k = ks[side];
-      if (!k || !std::isfinite(k->delta_r2)) continue;
+      if (!k || !std::isfinite(k->delta_r2.mean)) continue;
       const float x0 = gx + (side == 0 ? -bar - 1 : 1), x1 = x0 + bar;
-      dl->AddRectFilled(ImVec2(x0, Y(std::max(0.0, k->delta_r2))), ImVec2(x1, p1.y), u32(side == 0 ? 3 : 0));
-      if (std::isfinite(k->delta_r2_se)) {
+      dl->AddRectFilled(ImVec2(x0, Y(std::max(0.0, k->delta_r2.mean))), ImVec2(x1, p1.y), u32(side == 0 ? 3 : 0));
+      if (std::isfinite(k->delta_r2.se)) {
         const float xm = (x0 + x1) / 2;
-        dl->AddLine(ImVec2(xm, Y(std::max(0.0, k->delta_r2 - k->delta_r2_se))),
-                    ImVec2(xm, Y(k->delta_r2 + k->delta_r2_se)), text);
+        dl->AddLine(ImVec2(xm, Y(std::max(0.0, k->delta_r2.mean - k->delta_r2.se))),
+                    ImVec2(xm, Y(k->delta_r2.mean + k->delta_r2.se)), text);
       }
       if (ImGui::IsWindowHovered() && mouse.x >= x0 && mouse.x < x1 && mouse.y >= p0.y && mouse.y < p1.y)
         ImGui::SetTooltip(
             "layer %zu, %s mask\ndR^2 = %s\nR^2 of the relative baseline = %.4f\ndR^2 of the mean map = %.3g\n"
             "weights A: dR^2 = %.3g",
-            l + 1, side == 0 ? "causal" : "bidirectional", value_with_se(k->delta_r2, k->delta_r2_se).c_str(),
-            k->r2_base, k->delta_r2_mean_map, (side == 0 ? causal : *bi).layers[l].weight_leakage.delta_r2);
+            l + 1, side == 0 ? "causal" : "bidirectional", value_with_se(k->delta_r2.mean, k->delta_r2.se).c_str(),
+            k->r2_base, k->delta_r2_mean_map, (side == 0 ? causal : *bi).layers[l].weight_leakage.delta_r2.mean);
     }
     const std::string lab = std::to_string(l + 1);
     dl->AddText(ImVec2(gx - ImGui::CalcTextSize(lab.c_str()).x / 2, p1.y + 3), text, lab.c_str());
@@ -110,17 +110,17 @@ void share_table(const Snapshot& causal, const Snapshot* bi, float height) {
     ImGui::TableNextColumn();
     ImGui::Text("%zu", l + 1);
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(value_with_se(c.leakage.delta_r2, c.leakage.delta_r2_se).c_str());
+    ImGui::TextUnformatted(value_with_se(c.leakage.delta_r2).c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(b ? value_with_se(b->leakage.delta_r2, b->leakage.delta_r2_se).c_str() : "...");
+    ImGui::TextUnformatted(b ? value_with_se(b->leakage.delta_r2).c_str() : "...");
     ImGui::TableNextColumn();
     const ResidualShare r = b ? residual_stream_share(b->leakage, c.leakage) : ResidualShare{};
     if (b && std::isfinite(r.value)) ImGui::TextUnformatted(value_with_se(r.value, r.se).c_str());
     else ImGui::TextDisabled(b ? "n/a (causal dR^2 < 3 SE)" : "...");
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(value_with_se(c.sink_weight, c.sink_weight_se).c_str());
+    ImGui::TextUnformatted(value_with_se(c.sink_weight).c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(b ? value_with_se(b->sink_weight, b->sink_weight_se).c_str() : "...");
+    ImGui::TextUnformatted(b ? value_with_se(b->sink_weight).c_str() : "...");
   }
   ImGui::EndTable();
 }
@@ -191,7 +191,7 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
   ImGui::SameLine();
   if (!causal) {
     ImGui::TextDisabled("  The live run is bidirectional: the causal-mask share needs the causal mask (Ruscio Eq. 5).");
-  } else if (b && std::isfinite(b->delta_r2)) {
+  } else if (b && std::isfinite(b->delta_r2.mean)) {
     // r_l = dR^2 bidirectional / dR^2 causal, NaN unless the causal dR^2 exceeds 3 SE (as the CLI's table).
     const ResidualShare r = residual_stream_share(*b, c);
     if (!std::isfinite(r.value)) {
@@ -219,7 +219,7 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
   }
   ImGui::SameLine();
   ImGui::Text("   dR^2 %s   weights A: %.3g   mean map: %.3g   R^2 base %.4f",
-              value_with_se(c.delta_r2, c.delta_r2_se).c_str(), ls.weight_leakage.delta_r2, c.delta_r2_mean_map,
+              value_with_se(c.delta_r2.mean, c.delta_r2.se).c_str(), ls.weight_leakage.delta_r2.mean, c.delta_r2_mean_map,
               c.r2_base);
   explain(
       "dR^2 = R^2 (offset means + query position) - R^2 (offset means), pooled over samples as the paper pools "

@@ -1,49 +1,69 @@
-// The Metrics tab: recency probability and adjacency score per layer with standard errors, and
-// the fraction of tied comparisons behind each (docs/model.md section 4).
+// The Metrics tab: the order metrics of the metric table (recency probability, adjacency score, norm
+// adjacency) per layer with standard errors, and the fraction of tied comparisons behind each
+// (docs/model.md section 4).
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
+#include "core/stats/metric_table.hpp"
 #include "model/format.hpp"
 #include "window/live/live.hpp"
 #include "window/plot.hpp"
 
 namespace maskscope::gui {
 
+namespace {
+
+// The order metrics (MetricGroup::order), in the table's order.
+std::vector<const MetricInfo*> order_metrics() {
+  std::vector<const MetricInfo*> rows;
+  for (const MetricInfo& m : metric_table())
+    if (m.group == MetricGroup::order) rows.push_back(&m);
+  return rows;
+}
+
+void tie_share(double t) {
+  if (!std::isfinite(t)) return ImGui::TextDisabled("n/a");
+  if (t > kTieFlagFraction) ImGui::TextColored(ImVec4(0.95f, 0.55f, 0.15f, 1), "%.1f%%", 100 * t);
+  else ImGui::Text("%.2g%%", 100 * t);
+}
+
+}  // namespace
+
 void draw_metrics_tab(const Snapshot& snap) {
   if (snap.layers.empty()) return;
+  const std::vector<const MetricInfo*> metrics = order_metrics();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  PlotSeries rp, adj, nadj, half;
-  rp.label = "recency probability (RP)";
-  adj.label = "adjacency score";
-  nadj.label = "norm adjacency";
-  half.label = "0.5 (no bias)";
-  rp.color = IM_COL32(214, 39, 40, 255);
-  adj.color = IM_COL32(31, 119, 180, 255);
-  nadj.color = IM_COL32(44, 160, 44, 255);
-  half.color = IM_COL32(128, 128, 128, 255);
-  half.dashed = true;
-  half.markers = false;
+  static const ImU32 kColors[] = {IM_COL32(214, 39, 40, 255), IM_COL32(31, 119, 180, 255), IM_COL32(44, 160, 44, 255),
+                                  IM_COL32(148, 103, 189, 255), IM_COL32(255, 127, 14, 255)};
   // The random-weight family reports layer 0, the embeddings (cosines and norms only).
   std::vector<const LayerStats*> rows;
   for (const auto& e : snap.embeddings) rows.push_back(&e);
   for (const auto& l : snap.layers) rows.push_back(&l);
   const bool rw = snap.settings.random_weights();
+  std::vector<PlotSeries> series;
+  PlotSeries& chance = series.emplace_back();
+  chance.label = "0.5 (no bias)";
+  chance.color = IM_COL32(128, 128, 128, 255);
+  chance.dashed = true;
+  chance.markers = false;
   for (const LayerStats* l : rows) {
-    if (l->layer > 0) {
-      rp.x.push_back(l->layer);
-      rp.y.push_back(l->recency);
-      rp.err.push_back(l->recency_se);
-    }
-    adj.x.push_back(l->layer);
-    adj.y.push_back(l->adjacency);
-    adj.err.push_back(l->adjacency_se);
-    nadj.x.push_back(l->layer);
-    nadj.y.push_back(l->norm_adjacency);
-    nadj.err.push_back(l->norm_adjacency_se);
-    half.x.push_back(l->layer);
-    half.y.push_back(0.5);
+    chance.x.push_back(l->layer);
+    chance.y.push_back(0.5);
+  }
+  for (std::size_t k = 0; k < metrics.size(); ++k) {
+    const MetricInfo& m = *metrics[k];
+    PlotSeries& s = series.emplace_back();
+    s.label = std::string(m.name);
+    s.color = kColors[k % std::size(kColors)];
+    for (const LayerStats* l : rows)
+      if (l->layer > 0 || m.embeddings) {
+        s.x.push_back(l->layer);
+        s.y.push_back(m.of(*l).mean);
+        s.err.push_back(m.of(*l).se);
+      }
   }
   PlotSpec spec;
   spec.title =
@@ -53,49 +73,45 @@ void draw_metrics_tab(const Snapshot& snap) {
   spec.y_label = "probability";
   spec.integer_x = true;
   const float table_h = ImGui::GetTextLineHeightWithSpacing() * float(rows.size() + 2);
-  plot("##metrics", ImVec2(avail.x, std::max(120.0f, avail.y - table_h)), spec, {half, rp, adj, nadj});
-  if (!ImGui::BeginTable("##mtable", 7, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
+  plot("##metrics", ImVec2(avail.x, std::max(120.0f, avail.y - table_h)), spec, series);
+  // Columns: the layer, each metric +- SE and its tie share, the per-head values of those heads have.
+  int columns = 1;
+  for (const MetricInfo* m : metrics) columns += 1 + (m->ties ? 1 : 0) + (m->head_field ? 1 : 0);
+  if (!ImGui::BeginTable("##mtable", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
   ImGui::TableSetupColumn("layer");
-  ImGui::TableSetupColumn("RP \u00b1 SE");
-  ImGui::TableSetupColumn("RP ties");
-  ImGui::TableSetupColumn("adjacency \u00b1 SE");
-  ImGui::TableSetupColumn("adjacency ties");
-  ImGui::TableSetupColumn("norm adjacency \u00b1 SE");
-  ImGui::TableSetupColumn("RP per head");
+  for (const MetricInfo* m : metrics) {
+    ImGui::TableSetupColumn((std::string(m->label) + " \u00b1 SE").c_str());
+    if (m->ties) ImGui::TableSetupColumn((std::string(m->label) + " ties").c_str());
+  }
+  for (const MetricInfo* m : metrics)
+    if (m->head_field) ImGui::TableSetupColumn((std::string(m->label) + " per head").c_str());
   ImGui::TableHeadersRow();
-  auto ties = [](double t) {
-    if (!std::isfinite(t)) return ImGui::TextDisabled("n/a");
-    if (t > kTieFlagFraction) ImGui::TextColored(ImVec4(0.95f, 0.55f, 0.15f, 1), "%.1f%%", 100 * t);
-    else ImGui::Text("%.2g%%", 100 * t);
-  };
   for (const LayerStats* lp : rows) {
     const LayerStats& l = *lp;
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     if (l.layer == 0) ImGui::TextUnformatted("0 (embeddings)");
     else ImGui::Text("%d", l.layer);
-    ImGui::TableNextColumn();
-    if (l.layer == 0) ImGui::TextDisabled("no attention");
-    else ImGui::TextUnformatted(value_with_se(l.recency, l.recency_se).c_str());
-    ImGui::TableNextColumn();
-    ties(l.recency_ties);
-    explain(
-        "Fraction of RP's comparisons that were exact ties (counted 1/2). Above 1% the representations have "
-        "collapsed and RP is pulled toward 0.5.");
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(value_with_se(l.adjacency, l.adjacency_se).c_str());
-    ImGui::TableNextColumn();
-    ties(l.adjacency_ties);
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(value_with_se(l.norm_adjacency, l.norm_adjacency_se).c_str());
-    explain(
-        "Norm adjacency (Zuo et al. Sec. 5.4, Table 6): the adjacency score of the output norms, the fraction of "
-        "pairs i < j < k with ||x_i|| < ||x_j||. 0.5 = the norms carry no order.");
-    ImGui::TableNextColumn();
-    std::string heads;
-    if (l.heads.size() > 1)
-      for (const HeadStats& h : l.heads) heads += (heads.empty() ? "" : "  ") + compact_number(h.recency, 4);
-    ImGui::TextUnformatted(heads.c_str());
+    for (const MetricInfo* m : metrics) {
+      ImGui::TableNextColumn();
+      if (l.layer == 0 && !m->embeddings) ImGui::TextDisabled("no attention");
+      else ImGui::TextUnformatted(value_with_se(m->of(l)).c_str());
+      explain(std::string(m->description).c_str());
+      if (!m->ties) continue;
+      ImGui::TableNextColumn();
+      if (l.layer > 0 || m->embeddings) tie_share(m->of(l).ties);
+      explain(
+          "Fraction of the comparisons that were exact ties (counted 1/2). Above 1% the representations have "
+          "collapsed and the metric is pulled toward 0.5.");
+    }
+    for (const MetricInfo* m : metrics) {
+      if (!m->head_field) continue;
+      ImGui::TableNextColumn();
+      std::string heads;
+      if (l.heads.size() > 1)
+        for (const HeadStats& h : l.heads) heads += (heads.empty() ? "" : "  ") + compact_number(m->of(h).mean, 4);
+      ImGui::TextUnformatted(heads.c_str());
+    }
   }
   ImGui::EndTable();
 }

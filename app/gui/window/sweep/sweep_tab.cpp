@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/stats/metric_table.hpp"
 #include "window/browser.hpp"
 #include "window/figure/figure_tab.hpp"
 #include "window/figure/scene_draw.hpp"
@@ -34,27 +35,45 @@ MetricChoice split_metric(const std::string& m) {
   return c;
 }
 
+// The metric menu: the metric table's sweepable rows, then one cell of the score or weight map.
+struct MetricMenu {
+  std::vector<std::string> keys, names;
+  std::string help;
+};
+const MetricMenu& metric_menu() {
+  static const MetricMenu menu = [] {
+    MetricMenu m;
+    for (const MetricInfo& row : metric_table())
+      if (row.sweepable) {
+        m.keys.emplace_back(row.key);
+        m.names.emplace_back(row.name);
+        m.help += std::string(row.label) + ": " + std::string(row.description) + ". ";
+      }
+    m.keys.insert(m.keys.end(), {"score", "weight"});
+    m.names.insert(m.names.end(), {"score S[i,j]", "weight A[i,j]"});
+    m.help += "A cell: one entry of the mean map (0-based query i, key j).";
+    return m;
+  }();
+  return menu;
+}
+
 void draw_metric(SweepView& v, const Settings& live) {
-  static const char* kNames[] = {"rp",        "adjacency", "norm_adjacency", "delta_r2", "weight_delta_r2",
-                                 "first_key", "score",     "weight"};
-  static const char* kLabels[] = {
-      "RP (recency probability)", "adjacency score", "norm adjacency", "dR^2 of S", "dR^2 of A",
-      "weight on key 0",          "score S[i,j]",    "weight A[i,j]"};
+  const MetricMenu& menu = metric_menu();
   const float fh = ImGui::GetFontSize();
   MetricChoice c = split_metric(v.metric);
-  int k = 0;
-  for (int m = 0; m < 8; ++m)
-    if (c.base == kNames[m]) k = m;
+  std::size_t k = 0;
+  for (std::size_t m = 0; m < menu.keys.size(); ++m)
+    if (c.base == menu.keys[m]) k = m;
   ImGui::SetNextItemWidth(fh * 12);
-  if (ImGui::Combo("metric", &k, kLabels, 8)) {
-    c.base = kNames[k];
-    if ((c.base == "score" || c.base == "weight") && c.i == 0 && c.j == 0) c.i = live.n - 1;
+  if (ImGui::BeginCombo("metric", menu.names[k].c_str())) {
+    for (std::size_t m = 0; m < menu.keys.size(); ++m)
+      if (ImGui::Selectable(menu.names[m].c_str(), m == k)) {
+        c.base = menu.keys[m];
+        if ((c.base == "score" || c.base == "weight") && c.i == 0 && c.j == 0) c.i = live.n - 1;
+      }
+    ImGui::EndCombo();
   }
-  explain(
-      "RP: recency probability, the share of triples i > k > j with A[i,k] > A[i,j] (LN-recency Sec. 3; 0.5 = no "
-      "bias). Adjacency and norm adjacency: Zuo et al.'s order scores of the output cosines and norms (random-weight "
-      "network). dR^2: Ruscio et al.'s absolute-position leakage of S or A. Weight on key 0: the attention sink, mean "
-      "over queries i >= 1. A cell: one entry of the mean map (0-based query i, key j).");
+  explain(menu.help.c_str());
   if (c.base == "score" || c.base == "weight") {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 5);

@@ -1,0 +1,18 @@
+// A scalar estimate: a mean over samples with its standard error, the share of tied comparisons behind it
+// (the order metrics RP and adjacency count ties 1/2; docs/model.md section 4) and the samples it averages.
+#pragma once
+
+#include <cstdint>
+
+namespace maskscope {
+
+struct Estimate {
+  double mean = 0;
+  double se = 0;    // standard error of mean over samples
+  double ties = 0;  // mean share of its comparisons that were ties; 0 for a metric without comparisons
+  std::int64_t samples = 0;
+
+  bool operator==(const Estimate&) const = default;
+};
+
+}  // namespace maskscope
