@@ -109,8 +109,8 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
       if (k > 0)
         row[std::string(rows[k].name) + "_ratio"] =
             c ? nlohmann::json{{"value", or_null(ratio_to(c->delta_r2.mean, b))},
-                               {"se", or_null(ratio_se(c->delta_r2.mean, c->delta_r2.se, b.delta_r2.mean,
-                                                       b.delta_r2.se))}}
+                               {"se",
+                                or_null(ratio_se(c->delta_r2.mean, c->delta_r2.se, b.delta_r2.mean, b.delta_r2.se))}}
               : nlohmann::json(nullptr);
     }
     const Leakage& bi = *cell(rows[3], l);
@@ -122,7 +122,7 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
     const LayerStats& base_layer = base.layers[l];
     const LayerStats& bi_layer = rows[3].snap->layers[l];
     for (const MetricInfo& m : metric_table())
-      if (m.group == MetricGroup::sink) {
+      if (m.group == MetricGroup::attention_sink) {
         add_estimate(row, m.key, m.of(base_layer), m.ties);
         add_estimate(row, std::string(m.key) + "_bidirectional", m.of(bi_layer), m.ties);
       }

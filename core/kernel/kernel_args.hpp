@@ -100,7 +100,7 @@ template <bool kFirst = false, bool kSquares = true>
 struct SampleMetrics {
   kernel::Proportion rp, adjacency, norm_adjacency;
   double score_slope, weight_slope;  // within-offset slopes on the query position (docs/model.md section 8)
-  double sink_weight = 0;                 // the weight on key 0 (kernel::sink_weight)
+  double sink_weight = 0;            // the weight on key 0 (kernel::sink_weight)
 };
 
 // The reduced basis's diagonal (InputBasis), chi_{k - r} for r < m, drawn in row order (a rejection

@@ -54,8 +54,8 @@ struct LaneKernel::Buffers {
   std::size_t nn;                                                        // n * n: the cells of one map
   std::vector<std::uint32_t>
       cells;  // a layer's packed S, A and cosine cells, in AccumLayout order: their vectors in maps
-  std::vector<float> ax, av, adraws;  // one sample's draws (kernel_args.hpp draw_inputs)
-  std::vector<int> zeros;             // every row's first key for the cosines: 0
+  std::vector<float> ax, av, adraws;       // one sample's draws (kernel_args.hpp draw_inputs)
+  std::vector<int> zeros;                  // every row's first key for the cosines: 0
   std::vector<int> width, first_wide_row;  // row_widths(k) and, per coordinate e, the first row wider than e
   explicit Buffers(const KernelArgs& k)
       : x(std::size_t(k.n) * k.d),

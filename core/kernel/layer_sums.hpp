@@ -17,7 +17,7 @@ namespace maskscope::kernel {
 struct LayerMetrics {
   Proportion rp, adjacency, norm_adjacency;
   double score_slope, weight_slope;  // of the head-mean maps (the mean of the heads' slopes)
-  double sink_weight;                   // the weight on key 0 of the head-mean map (sink_weight)
+  double sink_weight;                // the weight on key 0 of the head-mean map (sink_weight)
   double head_rp[Limits::heads_max], head_rp_ties[Limits::heads_max], head_slope[Limits::heads_max];
 };
 

@@ -37,8 +37,8 @@ std::string sweep_file_json(nlohmann::json vary, const std::string& metric, doub
 
 // One point's rows of the table.
 struct SweepTablePoint {
-  std::vector<std::string> values;                  // each swept setting's value (axis_value_text)
-  std::int64_t samples = 0;                         // done
+  std::vector<std::string> values;               // each swept setting's value (axis_value_text)
+  std::int64_t samples = 0;                      // done
   std::vector<std::pair<int, Estimate>> layers;  // layer (1-based) and its metric
 };
 SweepTablePoint sweep_table_point(const std::vector<SweepAxis>& axes, const SweepMetric& metric, const SweepPoint& p);

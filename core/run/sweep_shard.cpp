@@ -304,8 +304,9 @@ SweepShard parse_sweep_shard(const std::string& text, const std::string& name) {
       point.table.samples = integer_of(point.json.at("samples"), "samples", 1, cap);
       for (const nlohmann::json& r : p.at("metric")) {
         if (!r.is_array() || r.size() != 4) throw std::runtime_error("a metric row is not [layer, value, se, ties]");
-        point.table.layers.emplace_back(int(integer_of(r.at(0), "a metric row's layer", 0, Limits::layers_max)),
-                                        Estimate{number_of(r.at(1)), number_of(r.at(2)), number_of(r.at(3)), point.table.samples});
+        point.table.layers.emplace_back(
+            int(integer_of(r.at(0), "a metric row's layer", 0, Limits::layers_max)),
+            Estimate{number_of(r.at(1)), number_of(r.at(2)), number_of(r.at(3)), point.table.samples});
       }
       check_point(point, point.json, spec, cap);
       s.points.push_back(std::move(point));

@@ -284,8 +284,9 @@ SweepMetric parse_sweep_metric(const std::string& text) {
   if (const MetricInfo* row = find_metric(text); row && row->sweepable) {
     m.row = row;
   } else if (text == "first_key") {  // its name before 0.7 (issue 46): one name per quantity
-    throw std::runtime_error("the metric 'first_key' is now called 'sink_weight' (the weight on key 0, as in "
-                             "run's JSON); use sink_weight");
+    throw std::runtime_error(
+        "the metric 'first_key' is now called 'sink_weight' (the weight on key 0, as in "
+        "run's JSON); use sink_weight");
   } else if (text.rfind("score:", 0) == 0 || text.rfind("weight:", 0) == 0) {
     m.kind = text[0] == 's' ? K::score : K::weight;
     const std::vector<std::string> ij = split(text.substr(text.find(':') + 1), ',');

@@ -79,11 +79,11 @@ struct AccumLayout {
   std::size_t weight(int l) const { return base(l) + map_cells; }                 // packed map, A_ij (mean over heads)
   std::size_t cosine(int l) const { return base(l) + 2 * map_cells; }             // packed lower triangle, j <= i
   std::size_t norm(int l) const { return base(l) + 2 * map_cells + triangle(); }  // n, ||x_i||
-  std::size_t rp(int l) const { return norm(l) + n; }                        // per-sample RP (mean over heads)
-  std::size_t adjacency(int l) const { return rp(l) + 1; }                   // per-sample adjacency
-  std::size_t rp_ties(int l) const { return rp(l) + 2; }                // per-sample tie fraction (RP)
-  std::size_t adjacency_ties(int l) const { return rp(l) + 3; }              // per-sample tie fraction (adjacency)
-  std::size_t norm_adjacency(int l) const { return rp(l) + 4; }              // per-sample norm adjacency
+  std::size_t rp(int l) const { return norm(l) + n; }                             // per-sample RP (mean over heads)
+  std::size_t adjacency(int l) const { return rp(l) + 1; }                        // per-sample adjacency
+  std::size_t rp_ties(int l) const { return rp(l) + 2; }                          // per-sample tie fraction (RP)
+  std::size_t adjacency_ties(int l) const { return rp(l) + 3; }                   // per-sample tie fraction (adjacency)
+  std::size_t norm_adjacency(int l) const { return rp(l) + 4; }                   // per-sample norm adjacency
   std::size_t norm_adjacency_ties(int l) const { return rp(l) + 5; }
   std::size_t score_slope(int l) const { return rp(l) + 6; }   // per-sample within-offset slope of S on i
   std::size_t weight_slope(int l) const { return rp(l) + 7; }  // the same for A (docs/model.md section 8)
@@ -95,9 +95,7 @@ struct AccumLayout {
   std::size_t head_score(int l, int h) const { return heads > 1 ? head_base(l, h) : score(l); }
   std::size_t head_weight(int l, int h) const { return heads > 1 ? head_base(l, h) + map_cells : weight(l); }
   std::size_t head_rp(int l, int h) const { return heads > 1 ? head_base(l, h) + 2 * map_cells : rp(l); }
-  std::size_t head_rp_ties(int l, int h) const {
-    return heads > 1 ? head_base(l, h) + 2 * map_cells + 1 : rp_ties(l);
-  }
+  std::size_t head_rp_ties(int l, int h) const { return heads > 1 ? head_base(l, h) + 2 * map_cells + 1 : rp_ties(l); }
   std::size_t head_score_slope(int l, int h) const {
     return heads > 1 ? head_base(l, h) + 2 * map_cells + 2 : score_slope(l);
   }

@@ -153,8 +153,8 @@ std::vector<LeakageBin> leakage_bins(int n) {
 Leakage leakage_of(int n, const KeyRanges& keys, const std::vector<double>& mean, const std::vector<double>& m2,
                    std::int64_t count, double slope_se) {
   const auto square = [n](int i, int j) { return std::size_t(i) * n + std::size_t(j); };
-  Leakage out = fits(n, keys, mean.data(), m2.empty() ? nullptr : m2.data(), square,
-                     m2.empty() ? 1.0 : double(count), slope_se);
+  Leakage out =
+      fits(n, keys, mean.data(), m2.empty() ? nullptr : m2.data(), square, m2.empty() ? 1.0 : double(count), slope_se);
   out.delta_r2.samples = count;
   return out;
 }

@@ -19,11 +19,11 @@ struct LeakageBin {
 };
 
 struct Leakage {
-  Estimate delta_r2;                     // pooled over samples (the paper's definition)
-  double delta_r2_mean_map = 0;          // of the sample-mean map: systematic structure only
-  double r2_base = 0;                    // R^2 of the relative baseline, pooled
-  double slope = 0, slope_se = 0;        // b: the full model's common within-offset slope on i, and its SE
-  std::vector<LeakageBin> bins;          // Ruscio's query-position bins, cut at n
+  Estimate delta_r2;               // pooled over samples (the paper's definition)
+  double delta_r2_mean_map = 0;    // of the sample-mean map: systematic structure only
+  double r2_base = 0;              // R^2 of the relative baseline, pooled
+  double slope = 0, slope_se = 0;  // b: the full model's common within-offset slope on i, and its SE
+  std::vector<LeakageBin> bins;    // Ruscio's query-position bins, cut at n
 };
 
 // Ruscio et al.'s bin edges (Table 7), cut at n; for n > 256 one more bin [256, n).

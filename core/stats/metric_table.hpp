@@ -17,7 +17,7 @@ namespace maskscope {
 
 // What a metric measures, which decides where it is shown: the order metrics (RP, adjacency; the Metrics
 // tab), the absolute-position leakage (the Leakage tab) and the attention sink.
-enum class MetricGroup { order, leakage, sink, all };  // all: no row's group, for filters that take every row
+enum class MetricGroup { order, leakage, attention_sink, all };  // all: no row's group, for filters that take every row
 
 struct MetricInfo {
   std::string_view key;          // JSON, Python and --metric: "rp"; the JSON adds key_se (and key_ties)
@@ -26,12 +26,12 @@ struct MetricInfo {
   std::string_view unit;         // what its values are: "probability", "share of variance", ...
   std::string_view description;  // what it is and where it comes from (docs/model.md), for tooltips and docs
   MetricGroup group = MetricGroup::order;
-  Estimate& (*field)(LayerStats&) = nullptr;    // the layer's estimate
+  Estimate& (*field)(LayerStats&) = nullptr;      // the layer's estimate
   Estimate& (*head_field)(HeadStats&) = nullptr;  // each head's (random weights), or nullptr: no per-head value
-  bool ties = false;                // it counts comparisons with ties 1/2 and reports their share (key_ties)
+  bool ties = false;                 // it counts comparisons with ties 1/2 and reports their share (key_ties)
   bool random_weights_only = false;  // the JSON writes it for the random-weight family only
-  bool embeddings = false;          // layer 0, the random-weight family's embeddings, has it
-  bool unit_interval = false;       // its values lie in [0, 1]
+  bool embeddings = false;           // layer 0, the random-weight family's embeddings, has it
+  bool unit_interval = false;        // its values lie in [0, 1]
   double chance = std::numeric_limits<double>::quiet_NaN();  // its value without positional order (0.5), or NaN
   // A sweep can use it (--metric KEY): the sweep's stopping rule stops a point once se <= --se in every
   // layer (sweep.hpp), so a sweepable metric needs an SE over samples.

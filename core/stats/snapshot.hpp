@@ -51,7 +51,7 @@ struct LayerStats {
   Map score_mean, score_se;
   Map weight_mean, weight_se;
   Map cosine_mean, cosine_se;
-  std::vector<double> norm_mean, norm_se;            // n
+  std::vector<double> norm_mean, norm_se;  // n
   // The layer's scalar estimates, each a row of the metric table (metric_table.hpp, which says what each
   // is); NaN where the metric does not exist.
   Estimate rp;              // recency probability, ties 1/2; NaN when no triple i > k > j exists

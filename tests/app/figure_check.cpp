@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     }
     check(i == n, "CSV row count");
     if (transform == "raw") check(compared > 0, "compared some values");
-    if (p.contains("RP")) check(p["RP"]["value"].get<double>() == l.recency, "RP equals the core's");
+    if (p.contains("RP")) check(p["RP"]["value"].get<double>() == l.rp.mean, "RP equals the core's");
   }
 
   const std::string svg = read_text(dir + "/figure.svg");

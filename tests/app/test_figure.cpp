@@ -48,7 +48,7 @@ TEST_CASE("figure panels equal the core's numbers; difference mode is B - A with
       const LayerStats& l = snap->layers[c];
       const PanelData& p = data.cells[r][c].panel;
       CHECK(data.cells[r][c].metric_name == "RP");
-      CHECK(data.cells[r][c].metric == l.recency);
+      CHECK(data.cells[r][c].metric == l.rp.mean);
       for (int i = 0; i < p.n; ++i)
         for (int j = 0; j < p.n; ++j) {
           const double v = p.value[std::size_t(i * p.n + j)];
@@ -105,11 +105,11 @@ TEST_CASE("table figures: each row's metric per layer (layer 0 = embeddings) wit
   const FigureData data = build_figure(f, std::ref(ref));
   const auto snap = ref(s);
   REQUIRE(data.cells.size() == 3);
-  CHECK(data.cells[0][0].metric == snap->embeddings[0].adjacency);
-  CHECK(data.cells[0][2].metric == snap->layers[1].adjacency);
-  CHECK(data.cells[0][2].metric_se == snap->layers[1].adjacency_se);
-  CHECK(data.cells[1][1].metric == snap->layers[0].norm_adjacency);
-  CHECK(data.cells[2][1].metric == snap->layers[0].recency);
+  CHECK(data.cells[0][0].metric == snap->embeddings[0].adjacency.mean);
+  CHECK(data.cells[0][2].metric == snap->layers[1].adjacency.mean);
+  CHECK(data.cells[0][2].metric_se == snap->layers[1].adjacency.se);
+  CHECK(data.cells[1][1].metric == snap->layers[0].norm_adjacency.mean);
+  CHECK(data.cells[2][1].metric == snap->layers[0].rp.mean);
   CHECK(std::isnan(data.cells[2][0].metric));  // the embeddings have no RP
   const std::string csv = table_csv(data);
   std::stringstream lines(csv);
@@ -120,7 +120,7 @@ TEST_CASE("table figures: each row's metric per layer (layer 0 = embeddings) wit
   while (std::getline(lines, line)) ++count;
   CHECK(count == 9);
   char expect[64];
-  std::snprintf(expect, sizeof expect, "%.17g", snap->layers[1].adjacency);
+  std::snprintf(expect, sizeof expect, "%.17g", snap->layers[1].adjacency.mean);
   CHECK(csv.find(std::string("\"cos\",\"\",2,\"adj\",") + expect) != std::string::npos);
   // A table lays out as text, no heatmaps.
   const Scene scene = layout_figure(data);

@@ -47,7 +47,7 @@ TEST_CASE("export writes PNG, SVG, per-panel CSV and the preset; cells are exact
       if (hidden || std::isnan(expect[e])) CHECK(std::isnan(csv[e]));
       else CHECK(csv[e] == expect[e]);
     }
-    CHECK(panel["RP"]["value"].get<double>() == snap->layers[std::size_t(layer - 1)].recency);
+    CHECK(panel["RP"]["value"].get<double>() == snap->layers[std::size_t(layer - 1)].rp.mean);
   }
   CHECK(preset_from_json(nlohmann::json::parse(read_text(dir / "preset.json"))) == p);
 

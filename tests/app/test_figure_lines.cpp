@@ -56,10 +56,10 @@ TEST_CASE("layer lines: each row's metric at x = layer (0 = the embeddings) with
   const std::vector<const LayerStats*> layers = {&snap->embeddings[0], &snap->layers[0], &snap->layers[1]};
   for (std::size_t k = 0; k < 3; ++k) {
     CHECK(chart.series[0].x[k] == double(k));
-    CHECK(chart.series[0].y[k] == layers[k]->adjacency);
-    CHECK(chart.series[0].se[k] == layers[k]->adjacency_se);
-    CHECK(chart.series[1].y[k] == layers[k]->norm_adjacency);
-    CHECK(chart.series[1].se[k] == layers[k]->norm_adjacency_se);
+    CHECK(chart.series[0].y[k] == layers[k]->adjacency.mean);
+    CHECK(chart.series[0].se[k] == layers[k]->adjacency.se);
+    CHECK(chart.series[1].y[k] == layers[k]->norm_adjacency.mean);
+    CHECK(chart.series[1].se[k] == layers[k]->norm_adjacency.se);
     CHECK(chart.series[0].se[k] > 0);
   }
   // The rows' metrics differ: each legend entry names its own.
@@ -71,8 +71,8 @@ TEST_CASE("layer lines: each row's metric at x = layer (0 = the embeddings) with
   REQUIRE(dr2.charts.size() == 1);
   CHECK(dr2.charts[0].reference_y.empty());
   CHECK(std::isnan(dr2.charts[0].series[0].y[0]));
-  CHECK(dr2.charts[0].series[0].y[2] == snap->layers[1].leakage.delta_r2);
-  CHECK(dr2.charts[0].series[0].se[2] == snap->layers[1].leakage.delta_r2_se);
+  CHECK(dr2.charts[0].series[0].y[2] == snap->layers[1].leakage.delta_r2.mean);
+  CHECK(dr2.charts[0].series[0].se[2] == snap->layers[1].leakage.delta_r2.se);
 
   // Two column groups: one chart each.
   f.table_metric = TableMetric::automatic;
@@ -83,7 +83,7 @@ TEST_CASE("layer lines: each row's metric at x = layer (0 = the embeddings) with
   CHECK(two.charts[1].title == "d 32");
   Settings wide = s;
   wide.d = 32;
-  CHECK(two.charts[1].series[0].y[2] == ref(wide)->layers[1].adjacency);
+  CHECK(two.charts[1].series[0].y[2] == ref(wide)->layers[1].adjacency.mean);
   // Laid out through the charts: the legend names the rows; no heatmaps.
   const Scene scene = layout_figure(grouped);
   CHECK(scene.width > 0);
@@ -185,8 +185,8 @@ TEST_CASE("lines.csv of a layer-lines figure: chart,row,label,group,layer,x,y,se
   REQUIRE(rows.size() == 1 + 2 * 2);
   CHECK(rows[0] == "chart,row,label,group,layer,x,y,se");
   const LayerStats& l2 = ref(s)->layers[1];
-  CHECK(rows[2] == "0,0,\"cos\",\"\",2,2," + full(l2.adjacency) + "," + full(l2.adjacency_se));
-  CHECK(rows[4] == "0,1,\"A\",\"\",2,2," + full(l2.recency) + "," + full(l2.recency_se));
+  CHECK(rows[2] == "0,0,\"cos\",\"\",2,2," + full(l2.adjacency.mean) + "," + full(l2.adjacency.se));
+  CHECK(rows[4] == "0,1,\"A\",\"\",2,2," + full(l2.rp.mean) + "," + full(l2.rp.se));
   // The export writes it beside the pictures and lists it in figure.json.
   Preset p;
   p.name = "lines";

@@ -68,7 +68,8 @@ TEST_CASE("live values in the text: {rp[2]} and friends from the snapshot, an el
   s.samples = 2000;
   s.threads = 2;
   const auto snap = run_to_completion(s);
-  const std::string text = lesson_text("RP {rp[2]}, adj {adjacency[1]}, dR2 {delta_r2[2]}, n {samples}, odd {rp[9]}", snap.get());
+  const std::string text =
+      lesson_text("RP {rp[2]}, adj {adjacency[1]}, dR2 {delta_r2[2]}, n {samples}, odd {rp[9]}", snap.get());
   CHECK(text.find("RP 0.") == 0);
   CHECK(text.find("\u00b1") != std::string::npos);
   CHECK(text.find("n 2,000") != std::string::npos);

@@ -144,7 +144,7 @@ TEST_CASE("the chart: one line per layer over one setting, a heat map over two, 
   Settings direct = wb.plan().points[3];
   const auto snap = run_to_completion(direct);
   CHECK(text.find("RP 0.") != std::string::npos);
-  CHECK(wb.state()->points[3].snapshot->layers[1].recency == snap->layers[1].recency);
+  CHECK(wb.state()->points[3].snapshot->layers[1].rp.mean == snap->layers[1].rp.mean);
 
   // Two numeric settings of 5 values each: a heat map with one cell (hit) per point.
   wb.view().axes = {{"alpha", "0:1:5"}, {"d", "4,8,16,32,64"}};

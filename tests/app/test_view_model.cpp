@@ -251,7 +251,7 @@ TEST_CASE("random weights in the views: layer 0 first for cosines and norms, nor
   CHECK(norms[0].norms);
   CHECK(norms[0].value.size() == 6);
   CHECK(std::string(norms[0].metric_name) == "norm adj");
-  CHECK(norms[0].metric == snap->embeddings[0].norm_adjacency);
+  CHECK(norms[0].metric == snap->embeddings[0].norm_adjacency.mean);
   for (const auto& p : norms) {
     CHECK(p.lo == 0.0f);
     for (std::size_t i = 0; i < p.value.size(); ++i) CHECK(p.value[i] + p.se[i] <= double(p.hi));  // bars fit
@@ -263,11 +263,11 @@ TEST_CASE("random weights in the views: layer 0 first for cosines and norms, nor
   const auto head = build_panels(*snap, view);
   REQUIRE(head.size() == 2);
   const LayerStats& l1 = snap->layers[0];
-  CHECK(head[0].metric == l1.heads[1].recency);
+  CHECK(head[0].metric == l1.heads[1].rp.mean);
   for (std::size_t e = 0; e < l1.heads[1].score_mean.size(); ++e)
     if (std::isfinite(head[0].value[e])) CHECK(head[0].value[e] == l1.heads[1].score_mean[e]);
   view.head = -1;
-  CHECK(build_panels(*snap, view)[0].metric == l1.recency);
+  CHECK(build_panels(*snap, view)[0].metric == l1.rp.mean);
 }
 
 TEST_CASE("choosing the random-weight family without gamma gives it its default residual strength 1") {

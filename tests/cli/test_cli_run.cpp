@@ -124,6 +124,22 @@ TEST_CASE("leakage: the run JSON's dR^2 keys, and the four-way table of maskscop
   CHECK(l2["causal_mask_share"].get<double>() == doctest::Approx(1 - bi / base));
   CHECK(l2["identity_rope_ratio"]["value"].get<double>() ==
         doctest::Approx(l2["identity_rope"]["delta_r2"].get<double>() / base));
+  // One shape per estimate: the baseline's layers are `run`'s leakage keys with run's numbers (SEs included).
+  const std::string same = work("leak_same_run.json");
+  REQUIRE(cli("run --n 10 --d 32 --layers 2 --norm l2 --scale one --gamma 1 --unit-input 1 --alpha 0.2 --rope 10000 "
+              "--samples 3000 --quiet --out " +
+              same)
+              .code == 0);
+  const nlohmann::json run = read_json(same);
+  for (std::size_t l = 0; l < 2; ++l) {
+    const nlohmann::json& layer = k["ablations"][0]["layers"][l];
+    CHECK(layer.contains("weight_delta_r2_se"));
+    for (auto it = layer.begin(); it != layer.end(); ++it) {
+      INFO(it.key());
+      CHECK(run["layers"][l].at(it.key()) == it.value());
+    }
+  }
+  CHECK(l2["sink_weight_se"].is_number());  // as run's sink_weight, sink_weight_se
   const Result t = cli("leakage --n 10 --d 32 --layers 2 --samples 500 --quiet --table");
   REQUIRE(t.code == 0);
   CHECK(t.out.find("bidirectional") != std::string::npos);

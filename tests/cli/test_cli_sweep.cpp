@@ -86,18 +86,18 @@ TEST_CASE("sweep --out FILE.csv: one row per point and layer with every swept va
   CHECK(lines[12].find(",50,") != std::string::npos);
 }
 
-TEST_CASE("sweep --metric first_key: the mean of a run's weights on key 0 over queries i >= 1, SE the mean of SEs") {
-  const std::string json = work("first_key.json"), csv = work("first_key.csv");
+TEST_CASE("sweep --metric sink_weight: run's sink_weight, the mean of its weights on key 0 over queries i >= 1") {
+  const std::string json = work("sink_weight.json"), csv = work("sink_weight.csv");
   const std::string args = "sweep --quiet --vary mask=causal,window:3 --n 6 --d 16 --layers 2 --samples 500 --seed 2";
-  REQUIRE(cli(args + " --metric first_key --out " + json).code == 0);
-  REQUIRE(cli(args + " --metric first_key --out " + csv).code == 0);
+  REQUIRE(cli(args + " --metric sink_weight --out " + json).code == 0);
+  REQUIRE(cli(args + " --metric sink_weight --out " + csv).code == 0);
   const nlohmann::json j = read_json(json);
   std::istringstream is(slurp(csv));
   std::string line;
   std::getline(is, line);
   CHECK(line == "mask,layer,metric,value,se,samples,ties");
   for (const auto& p : j["points"]) {
-    const nlohmann::json run = run_of(p["settings"], "first_key_run.json");
+    const nlohmann::json run = run_of(p["settings"], "sink_weight_run.json");
     const int last = p["settings"]["mask"] == "causal" ? 5 : 2;  // the last query that sees key 0
     for (const auto& l : run["layers"]) {
       double value = 0, se = 0;
@@ -111,9 +111,11 @@ TEST_CASE("sweep --metric first_key: the mean of a run's weights on key 0 over q
       for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
       REQUIRE(cells.size() == 6);  // the empty ties at the end is no cell
       CHECK(cells[0] == p["settings"]["mask"].get<std::string>());
-      CHECK(cells[2] == "first_key");
-      CHECK(std::stod(cells[3]) == value / last);
-      CHECK(std::stod(cells[4]) == se / last);
+      CHECK(cells[2] == "sink_weight");
+      CHECK(std::stod(cells[3]) == l["sink_weight"].get<double>());  // one estimate, one name: run's
+      CHECK(std::stod(cells[4]) == l["sink_weight_se"].get<double>());
+      CHECK(std::stod(cells[3]) == doctest::Approx(value / last).epsilon(1e-12));
+      CHECK(std::stod(cells[4]) <= se / last * (1 + 1e-12));  // SE of a mean of cells <= their mean SE
     }
   }
 }
@@ -158,7 +160,8 @@ TEST_CASE("sweep refuses bad input: exit 2, the flag and the valid range named, 
       {"--vary alpha=0,1 --se -1", "--se", "[0,"},
       {"--vary alpha=0,1 --n 0", "--n", "[1, 512]"},
       {"--vary alpha=0,1 --shard 1/2", "--shard", "--out FILE.msweep"},
-      {"--vary alpha=0,1 --mask window:1 --metric first_key", "--metric", "W >= 2"},
+      {"--vary alpha=0,1 --mask window:1 --metric sink_weight", "--metric", "W >= 2"},
+      {"--vary alpha=0,1 --metric first_key", "--metric", "now called 'sink_weight'"},
       {"--vary alpha=0.5,0.50", "--vary", "alpha: the values '0.5' and '0.50' are the same alpha"},
   };
   for (const auto& c : cases) {

@@ -22,7 +22,7 @@ namespace {
 // 15 points, stopped early at different stages; and a random-weight sweep of 3.
 const std::string kPfSweep =
     "sweep --quiet --vary alpha=0:1:5 --vary d=4:64:3log --n 6 --layers 2 --samples 3000 --se 0.01 "
-    "--metric first_key --threads 2";
+    "--metric sink_weight --threads 2";
 const std::string kRwSweep =
     "sweep --quiet --model random_weights --vary init-std=0.02,0.1,1 --n 5 --d 8 --heads 2 --layers 2 "
     "--samples 20000 --metric adjacency --se 0.02 --threads 2";

@@ -170,8 +170,8 @@ TEST_CASE("a run split into segment ranges adds up to the one-process run, bit f
     merged.moments(m, 0);
     const Snapshot a = *whole.snapshot(), b = make_snapshot(s, m, key_ranges(s));
     for (int l = 0; l < s.layers; ++l) {
-      CHECK(a.layers[l].recency == b.layers[l].recency);
-      CHECK(a.layers[l].recency_se == b.layers[l].recency_se);
+      CHECK(a.layers[l].rp.mean == b.layers[l].rp.mean);
+      CHECK(a.layers[l].rp.se == b.layers[l].rp.se);
       for (std::size_t e = 0; e < a.layers[l].score_mean.size(); ++e)
         if (!std::isnan(a.layers[l].score_mean[e])) {
           CHECK(a.layers[l].score_mean[e] == b.layers[l].score_mean[e]);

@@ -87,19 +87,20 @@ TEST_CASE("parameter-free: a fixed first token is an attention sink where tokens
   const auto none = run_to_completion(parameter_free(0.5, MaskKind::causal, FirstToken::none, 4000));
   const auto fixed = run_to_completion(parameter_free(0.5, MaskKind::causal, FirstToken::fixed, 4000));
   const LayerStats &a = none->layers[0], &b = fixed->layers[0];
-  INFO("weight on key 0: none ", a.sink_weight, " +- ", a.sink_weight_se, ", fixed ", b.sink_weight, " +- ",
-       b.sink_weight_se);
-  CHECK(z_of(b.sink_weight, b.sink_weight_se, a.sink_weight, a.sink_weight_se) > 10);
+  INFO("weight on key 0: none ", a.sink_weight.mean, " +- ", a.sink_weight.se, ", fixed ", b.sink_weight.mean, " +- ",
+       b.sink_weight.se);
+  CHECK(z_of(b.sink_weight.mean, b.sink_weight.se, a.sink_weight.mean, a.sink_weight.se) > 10);
   // The statistic is the mean of the mean map's column 0 over rows i >= 1.
   double column = 0;
   for (int i = 1; i < 10; ++i) column += b.weight_mean(i, 0);
-  CHECK(std::abs(column / 9 - b.sink_weight) < 1e-12);
+  CHECK(std::abs(column / 9 - b.sink_weight.mean) < 1e-12);
   // alpha 0: v is one more independent token of the same law, so position 0 is not special in law.
   const auto none0 = run_to_completion(parameter_free(0.0, MaskKind::causal, FirstToken::none, 4000));
   const auto fixed0 = run_to_completion(parameter_free(0.0, MaskKind::causal, FirstToken::fixed, 4000));
   const LayerStats &c = none0->layers[0], &f = fixed0->layers[0];
-  INFO("alpha 0: none ", c.sink_weight, " +- ", c.sink_weight_se, ", fixed ", f.sink_weight, " +- ", f.sink_weight_se);
-  CHECK(std::abs(z_of(f.sink_weight, f.sink_weight_se, c.sink_weight, c.sink_weight_se)) < 4);
+  INFO("alpha 0: none ", c.sink_weight.mean, " +- ", c.sink_weight.se, ", fixed ", f.sink_weight.mean, " +- ",
+       f.sink_weight.se);
+  CHECK(std::abs(z_of(f.sink_weight.mean, f.sink_weight.se, c.sink_weight.mean, c.sink_weight.se)) < 4);
 }
 
 TEST_CASE(
@@ -108,9 +109,10 @@ TEST_CASE(
   const auto fixed = run_to_completion(parameter_free(0.5, MaskKind::bidirectional, FirstToken::fixed, 4000));
   for (std::size_t l = 0; l < none->layers.size(); ++l) {
     const Leakage &a = none->layers[l].leakage, &b = fixed->layers[l].leakage;
-    INFO("layer ", l + 1, ": none ", a.delta_r2, " +- ", a.delta_r2_se, ", fixed ", b.delta_r2, " +- ", b.delta_r2_se);
+    INFO("layer ", l + 1, ": none ", a.delta_r2.mean, " +- ", a.delta_r2.se, ", fixed ", b.delta_r2.mean, " +- ",
+         b.delta_r2.se);
     CHECK(std::abs(a.slope) < 4 * a.slope_se);  // exchangeable: no slope on i
-    CHECK(z_of(b.delta_r2, b.delta_r2_se, a.delta_r2, a.delta_r2_se) > 5);
+    CHECK(z_of(b.delta_r2.mean, b.delta_r2.se, a.delta_r2.mean, a.delta_r2.se) > 5);
   }
   // So r_l = dR^2 bidirectional / dR^2 causal is no longer about 0 from layer 2 on (layer 1: causal dR^2 ~ 0).
   const auto causal = run_to_completion(parameter_free(0.5, MaskKind::causal, FirstToken::fixed, 4000));
@@ -197,10 +199,11 @@ TEST_CASE("random weights, fixed network: BOS makes the bidirectional dR^2 leave
   const auto fixed = run_to_completion(s);
   for (std::size_t l = 0; l < none->layers.size(); ++l) {
     const Leakage &a = none->layers[l].leakage, &b = fixed->layers[l].leakage;
-    INFO("layer ", l + 1, ": none ", a.delta_r2, " +- ", a.delta_r2_se, ", BOS ", b.delta_r2, " +- ", b.delta_r2_se);
+    INFO("layer ", l + 1, ": none ", a.delta_r2.mean, " +- ", a.delta_r2.se, ", BOS ", b.delta_r2.mean, " +- ",
+         b.delta_r2.se);
     CHECK(std::abs(a.slope) < 4 * a.slope_se);
     // Layer 1 sees BOS only through one fixed key and query among exchangeable tokens: at sigma 0.02 its
     // dR^2 stays within noise (docs/papers.md). From layer 2 on position 0's fixed trajectory shows.
-    if (l >= 1) CHECK(z_of(b.delta_r2, b.delta_r2_se, a.delta_r2, a.delta_r2_se) > 5);
+    if (l >= 1) CHECK(z_of(b.delta_r2.mean, b.delta_r2.se, a.delta_r2.mean, a.delta_r2.se) > 5);
   }
 }

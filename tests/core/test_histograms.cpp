@@ -58,28 +58,28 @@ TEST_CASE("histograms sum to 1 and their mass above 0 is the adjacency score of 
     CHECK(total(h.backward_difference) == doctest::Approx(1.0).epsilon(1e-12));
     CHECK(total(h.adjacency) == doctest::Approx(1.0).epsilon(1e-12));
     // The share above 0 (ties 1/2) of sim(c, b) - sim(c, a), row by row, is the adjacency score itself.
-    CHECK(h.backward_above == doctest::Approx(l->adjacency).epsilon(1e-9));
+    CHECK(h.backward_above.mean == doctest::Approx(l->adjacency.mean).epsilon(1e-9));
     // Read off the bins (ties fall in the bin above 0): within the adjacency score's SE plus the ties.
-    CHECK(std::abs(mass_above_zero(h.backward_difference) - l->adjacency) <=
-          3.0 * l->adjacency_se + 0.5 * l->adjacency_ties + 1e-12);
-    CHECK(h.forward_above > 0.0);
-    CHECK(h.forward_above < 1.0);
+    CHECK(std::abs(mass_above_zero(h.backward_difference) - l->adjacency.mean) <=
+          3.0 * l->adjacency.se + 0.5 * l->adjacency.ties + 1e-12);
+    CHECK(h.forward_above.mean > 0.0);
+    CHECK(h.forward_above.mean < 1.0);
     // The per-sample adjacency histogram's mean: the adjacency score, to within half a bin.
     double mean = 0;
     for (int b = 0; b < bins; ++b) mean += h.adjacency[std::size_t(b)] * (b + 0.5) / bins;
-    CHECK(std::abs(mean - l->adjacency) <= 0.5 / bins + 1e-12);
+    CHECK(std::abs(mean - l->adjacency.mean) <= 0.5 / bins + 1e-12);
     if (l->layer > 0) {
-      CHECK(total(h.recency) == doctest::Approx(1.0).epsilon(1e-12));
+      CHECK(total(h.rp) == doctest::Approx(1.0).epsilon(1e-12));
       double rp = 0;
-      for (int b = 0; b < bins; ++b) rp += h.recency[std::size_t(b)] * (b + 0.5) / bins;
-      CHECK(std::abs(rp - l->recency) <= 0.5 / bins + 1e-12);
+      for (int b = 0; b < bins; ++b) rp += h.rp[std::size_t(b)] * (b + 0.5) / bins;
+      CHECK(std::abs(rp - l->rp.mean) <= 0.5 / bins + 1e-12);
     } else {
-      CHECK(h.recency.empty());  // the embeddings have no attention
+      CHECK(h.rp.empty());  // the embeddings have no attention
     }
   }
   // After causal attention nearer tokens are more similar (Zuo et al. Fig. 2): mass above 0 in both.
-  CHECK(snap->layers[0].histograms.forward_above > 0.6);
-  CHECK(snap->layers[0].histograms.backward_above > 0.6);
+  CHECK(snap->layers[0].histograms.forward_above.mean > 0.6);
+  CHECK(snap->layers[0].histograms.backward_above.mean > 0.6);
 }
 
 TEST_CASE("histograms: the same numbers for any thread count, and nothing without them") {
@@ -94,15 +94,15 @@ TEST_CASE("histograms: the same numbers for any thread count, and nothing withou
     CHECK(a.forward_difference == b.forward_difference);
     CHECK(a.backward_difference == b.backward_difference);
     CHECK(a.adjacency == b.adjacency);
-    CHECK(a.recency == b.recency);
+    CHECK(a.rp == b.rp);
     CHECK(a.forward_above == b.forward_above);
   }
   s.histograms = 0;
   const auto none = run_to_end(s);
   CHECK(none->layers[0].histograms.forward_difference.empty());
   // The histograms change no other number.
-  CHECK(none->layers[1].adjacency == one->layers[1].adjacency);
-  CHECK(none->layers[1].recency == one->layers[1].recency);
+  CHECK(none->layers[1].adjacency.mean == one->layers[1].adjacency.mean);
+  CHECK(none->layers[1].rp.mean == one->layers[1].rp.mean);
 }
 
 TEST_CASE("histograms: an odd or too large bin count, or the parameter-free model, is refused") {

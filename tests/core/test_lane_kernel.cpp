@@ -103,8 +103,8 @@ TEST_CASE("the lane kernel computes every sample as the per-sample kernel does, 
         const auto same = [](double u, double v, double tol) {
           return (std::isnan(u) && std::isnan(v)) || std::fabs(u - v) <= tol;
         };
-        CHECK(same(x.recency, y.recency, 0.02));
-        CHECK(same(x.recency_ties, y.recency_ties, 0.02));
+        CHECK(same(x.rp, y.rp, 0.02));
+        CHECK(same(x.rp_ties, y.rp_ties, 0.02));
         CHECK(same(x.adjacency, y.adjacency, 0.05));
         CHECK(same(x.norm_adjacency, y.norm_adjacency, 0.05));
       }
@@ -118,8 +118,8 @@ TEST_CASE("alpha 1 in lanes: identical tokens give exact ties, RP exactly 1/2") 
   REQUIRE(sim.uses_lanes());
   for (const SampleTrace& t : sim.trace_block(0, 20))
     for (const LayerTrace& l : t.layers) {
-      CHECK(l.recency == 0.5);
-      CHECK(l.recency_ties == 1.0);
+      CHECK(l.rp == 0.5);
+      CHECK(l.rp_ties == 1.0);
     }
 }
 
@@ -136,7 +136,7 @@ TEST_CASE("a sample's lane numbers do not depend on its batch") {
         CHECK(alone.layers[std::size_t(l)].output == in.layers[std::size_t(l)].output);
         CHECK(std::memcmp(alone.layers[std::size_t(l)].scores.data(), in.layers[std::size_t(l)].scores.data(),
                           sizeof(float) * in.layers[std::size_t(l)].scores.size()) == 0);
-        CHECK(alone.layers[std::size_t(l)].recency == in.layers[std::size_t(l)].recency);
+        CHECK(alone.layers[std::size_t(l)].rp == in.layers[std::size_t(l)].rp);
       }
     }
   }
@@ -296,8 +296,8 @@ TEST_CASE("lane block sums are the per-sample kernel's statistics: means agree w
   int checked = 0;
   for (int l = 0; l < s.layers; ++l)
     for (std::size_t k :
-         {L.recency(l), L.adjacency(l), L.norm_adjacency(l), L.score(l) + L.map_cell(9, 3),
-          L.weight(l) + L.map_cell(9, 9), L.cosine(l) + L.cosine_cell(9, 0), L.norm(l) + 9, L.score_slope(l)}) {
+         {L.rp(l), L.adjacency(l), L.norm_adjacency(l), L.score(l) + L.map_cell(9, 3), L.weight(l) + L.map_cell(9, 9),
+          L.cosine(l) + L.cosine_cell(9, 0), L.norm(l) + 9, L.score_slope(l)}) {
       const double se = std::hypot(ma.standard_error(k), mb.standard_error(k));
       REQUIRE(se > 0);
       CAPTURE(l);
@@ -352,8 +352,8 @@ TEST_CASE("recency in lanes equals its definition on the traced scores, exactly,
           total.wins += c.wins;
           total.ties += c.ties;
         }
-        CHECK(l.recency == 0.5 * double(total.half_units()) / double(keys.recency_triples));
-        CHECK(l.recency_ties == double(total.ties) / double(keys.recency_triples));
+        CHECK(l.rp == 0.5 * double(total.half_units()) / double(keys.recency_triples));
+        CHECK(l.rp_ties == double(total.ties) / double(keys.recency_triples));
         ++checked;
       }
     CHECK(checked == 40 * s.layers);

@@ -105,7 +105,7 @@ TEST_CASE("a map that depends on i - j only has dR^2 0; a*i + f(i - j) has the h
         y.push_back(a * i + f);
       }
     const Leakage r = leakage_of(n, keys, relative, {}, 1, 0.0);
-    CHECK(std::abs(r.delta_r2) < 1e-12);
+    CHECK(std::abs(r.delta_r2.mean) < 1e-12);
     CHECK(r.r2_base == doctest::Approx(1.0).epsilon(1e-12));
     CHECK(std::abs(r.delta_r2_mean_map) < 1e-12);
     // By hand: the base model leaves a (i - mean i of the offset), which the full model explains.
@@ -122,11 +122,11 @@ TEST_CASE("a map that depends on i - j only has dR^2 0; a*i + f(i - j) has the h
     }
     for (double v : y) sst += (v - mean) * (v - mean);
     const Leakage m = leakage_of(n, keys, mixed, {}, 1, 0.0);
-    CHECK(m.delta_r2 == doctest::Approx(a * a * q / sst).epsilon(1e-12));
+    CHECK(m.delta_r2.mean == doctest::Approx(a * a * q / sst).epsilon(1e-12));
     CHECK(m.r2_base == doctest::Approx(1 - a * a * q / sst).epsilon(1e-12));
     CHECK(m.slope == doctest::Approx(a).epsilon(1e-12));
     const Explicit e = explicit_fit(is, js, y);
-    CHECK(m.delta_r2 == doctest::Approx(e.delta_r2).epsilon(1e-9));
+    CHECK(m.delta_r2.mean == doctest::Approx(e.delta_r2).epsilon(1e-9));
   }
 }
 
@@ -151,12 +151,12 @@ TEST_CASE("pooled dR^2 from the core's sums equals an explicit least-squares fit
         }
     const Explicit e = explicit_fit(is, js, y);
     const LayerStats& ls = snap->layers[std::size_t(l)];
-    INFO("layer ", l + 1, ": core ", ls.leakage.delta_r2, ", explicit ", e.delta_r2);
-    CHECK(ls.leakage.delta_r2 > 1e-4);
-    CHECK(std::abs(ls.leakage.delta_r2 - e.delta_r2) < 1e-9);
+    INFO("layer ", l + 1, ": core ", ls.leakage.delta_r2.mean, ", explicit ", e.delta_r2);
+    CHECK(ls.leakage.delta_r2.mean > 1e-4);
+    CHECK(std::abs(ls.leakage.delta_r2.mean - e.delta_r2) < 1e-9);
     CHECK(std::abs(ls.leakage.r2_base - e.r2_base) < 1e-9);
     const Explicit ew = explicit_fit(is, js, w);
-    CHECK(std::abs(ls.weight_leakage.delta_r2 - ew.delta_r2) < 1e-9);
+    CHECK(std::abs(ls.weight_leakage.delta_r2.mean - ew.delta_r2) < 1e-9);
   }
 }
 
@@ -174,7 +174,7 @@ TEST_CASE("bidirectional parameter-free stacks leak no absolute position; causal
   CHECK(std::abs(causal->layers[0].leakage.slope) < 4 * causal->layers[0].leakage.slope_se);  // exchangeable inputs
   for (std::size_t l = 1; l < causal->layers.size(); ++l) {
     CHECK(std::abs(causal->layers[l].leakage.slope) > 8 * causal->layers[l].leakage.slope_se);
-    CHECK(causal->layers[l].leakage.delta_r2 > 4 * causal->layers[l].leakage.delta_r2_se);
+    CHECK(causal->layers[l].leakage.delta_r2.mean > 4 * causal->layers[l].leakage.delta_r2.se);
   }
 }
 

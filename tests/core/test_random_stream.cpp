@@ -216,7 +216,7 @@ TEST_CASE("the reduced input basis has the law of explicit d-dimensional inputs 
     CAPTURE(int(s.norm));
     int checked = 0;
     for (int l = 0; l < s.layers; ++l) {
-      std::vector<std::size_t> entries = {L.recency(l),
+      std::vector<std::size_t> entries = {L.rp(l),
                                           L.adjacency(l),
                                           L.norm_adjacency(l),
                                           L.norm(l) + s.n - 1,

@@ -187,8 +187,8 @@ TEST_CASE("hidden attention: the attention sublayer's output; without residual a
     a.hidden = HiddenState::attention;
     const auto block = run_to_completion(s), attn = run_to_completion(a);
     for (std::size_t l = 0; l < block->layers.size(); ++l) {
-      CHECK(attn->layers[l].adjacency == block->layers[l].adjacency);
-      CHECK(attn->layers[l].norm_adjacency == block->layers[l].norm_adjacency);
+      CHECK(attn->layers[l].adjacency.mean == block->layers[l].adjacency.mean);
+      CHECK(attn->layers[l].norm_adjacency.mean == block->layers[l].norm_adjacency.mean);
     }
   }
   // With the residual and the MLP the block's output carries each token's embedding; the attention output
@@ -198,8 +198,8 @@ TEST_CASE("hidden attention: the attention sublayer's output; without residual a
   a.hidden = HiddenState::attention;
   const auto block = run_to_completion(s), attn = run_to_completion(a);
   const LayerStats &b1 = block->layers[0], &a1 = attn->layers[0];
-  CHECK(a1.adjacency - b1.adjacency > 10 * std::hypot(a1.adjacency_se, b1.adjacency_se));
-  CHECK(a1.adjacency > 0.9);
+  CHECK(a1.adjacency.mean - b1.adjacency.mean > 10 * std::hypot(a1.adjacency.se, b1.adjacency.se));
+  CHECK(a1.adjacency.mean > 0.9);
 }
 
 TEST_CASE("residual_mean zero: the layer-1 attention output does not see mu (LayerNorm removes it)") {
@@ -213,12 +213,12 @@ TEST_CASE("residual_mean zero: the layer-1 attention output does not see mu (Lay
   m4.seed = 7;  // other draws: the two estimates are independent
   const auto zero = run_to_completion(s), four = run_to_completion(m4);
   const LayerStats &z = zero->layers[0], &f = four->layers[0];
-  CHECK(std::abs(f.adjacency - z.adjacency) < 4 * std::hypot(f.adjacency_se, z.adjacency_se));
+  CHECK(std::abs(f.adjacency.mean - z.adjacency.mean) < 4 * std::hypot(f.adjacency.se, z.adjacency.se));
   // With W_O's mean mu the attention outputs share the direction 1 and their order is mostly lost.
   Settings shared = m4;
   shared.residual_mean = ResidualMean::init_mean;
   const LayerStats g = run_to_completion(shared)->layers[0];
-  CHECK(z.adjacency - g.adjacency > 10 * std::hypot(z.adjacency_se, g.adjacency_se));
+  CHECK(z.adjacency.mean - g.adjacency.mean > 10 * std::hypot(z.adjacency.se, g.adjacency.se));
 }
 
 namespace {
@@ -244,7 +244,7 @@ void check_per_sample_law(double mu) {
         case 0: return l.cosine_mean[std::size_t(n - 1) * n];      // cos(x_{n-1}, x_0)
         case 1: return l.norm_mean[std::size_t(n - 1)];            // ||x_{n-1}||
         case 2: return l.weight_mean[std::size_t(n - 1) * n + 1];  // A_{n-1, 1}
-        default: return l.adjacency;
+        default: return l.adjacency.mean;
       }
     }
     int kind, layer, n;
@@ -270,7 +270,7 @@ void check_per_sample_law(double mu) {
       case 0: se_ps = l.cosine_se[std::size_t(n - 1) * n]; break;
       case 1: se_ps = l.norm_se[std::size_t(n - 1)]; break;
       case 2: se_ps = l.weight_se[std::size_t(n - 1) * n + 1]; break;
-      default: se_ps = l.adjacency_se;
+      default: se_ps = l.adjacency.se;
     }
     const double z = (stats[k].value(*per_sample) - mean) / std::hypot(se_fixed, se_ps);
     INFO(std::string(stats[k].name), ": per-sample ", stats[k].value(*per_sample), ", explicit networks ", mean,
@@ -302,8 +302,8 @@ TEST_CASE("exchangeable tokens (bidirectional mask): adjacency and norm adjacenc
     for (const auto& l : snap->layers) all.push_back(&l);
     for (const LayerStats* l : all) {
       INFO("layer ", l->layer, " weights ", to_string(mode));
-      CHECK(std::abs(l->adjacency - 0.5) < 4 * l->adjacency_se);
-      CHECK(std::abs(l->norm_adjacency - 0.5) < 4 * l->norm_adjacency_se);
+      CHECK(std::abs(l->adjacency.mean - 0.5) < 4 * l->adjacency.se);
+      CHECK(std::abs(l->norm_adjacency.mean - 0.5) < 4 * l->norm_adjacency.se);
     }
   }
 }
@@ -312,13 +312,13 @@ TEST_CASE("the papers' width: adjacency far above 0.5 after the first causal lay
           doctest::test_suite("slow")) {
   // Zuo et al. Table 4 (mu 0, sigma 0.02): d 384, 6 heads, n 22. Layer 0 (the embeddings) has no order.
   const auto wide = run_to_completion(random_weights(22, 384, 6, 2, 600));
-  CHECK(std::abs(wide->embeddings[0].adjacency - 0.5) < 4 * wide->embeddings[0].adjacency_se);
-  for (const auto& l : wide->layers) CHECK(l.adjacency > 0.75);
+  CHECK(std::abs(wide->embeddings[0].adjacency.mean - 0.5) < 4 * wide->embeddings[0].adjacency.se);
+  for (const auto& l : wide->layers) CHECK(l.adjacency.mean > 0.75);
   // At d 64 the embeddings (norm sigma sqrt(d)) outweigh the running mean attention adds.
   const auto narrow = run_to_completion(random_weights(22, 64, 1, 2, 3000));
   for (const auto& l : narrow->layers) {
-    CHECK(l.adjacency - 0.5 > 4 * l.adjacency_se);
-    CHECK(l.adjacency < 0.53);
+    CHECK(l.adjacency.mean - 0.5 > 4 * l.adjacency.se);
+    CHECK(l.adjacency.mean < 0.53);
   }
 }
 
@@ -329,8 +329,8 @@ TEST_CASE("heads: the layer's maps are the mean of the heads' maps, its RP the m
   for (const auto& l : snap->layers) {
     REQUIRE(l.heads.size() == 3);
     double rp = 0;
-    for (const auto& h : l.heads) rp += h.recency / 3;
-    CHECK(l.recency == doctest::Approx(rp).epsilon(1e-12));
+    for (const auto& h : l.heads) rp += h.rp.mean / 3;
+    CHECK(l.rp.mean == doctest::Approx(rp).epsilon(1e-12));
     for (std::size_t e = 0; e < l.score_mean.size(); ++e) {
       if (std::isnan(l.score_mean[e])) continue;
       const double mean = (l.heads[0].score_mean[e] + l.heads[1].score_mean[e] + l.heads[2].score_mean[e]) / 3;
@@ -352,8 +352,8 @@ TEST_CASE("random weights are deterministic: the same bits for any thread count"
     for (std::size_t l = 0; l < one->layers.size(); ++l) {
       CHECK(same_bits(one->layers[l].score_mean, three->layers[l].score_mean));
       CHECK(one->layers[l].cosine_mean == three->layers[l].cosine_mean);
-      CHECK(one->layers[l].recency == three->layers[l].recency);
-      CHECK(one->layers[l].norm_adjacency == three->layers[l].norm_adjacency);
+      CHECK(one->layers[l].rp.mean == three->layers[l].rp.mean);
+      CHECK(one->layers[l].norm_adjacency.mean == three->layers[l].norm_adjacency.mean);
     }
     CHECK(one->embeddings[0].cosine_mean == three->embeddings[0].cosine_mean);
   }

@@ -94,10 +94,10 @@ TEST_CASE("fixed network: batched and per-sample paths agree statistically (inde
     REQUIRE(batched->layers.size() == per_sample->layers.size());
     for (std::size_t l = 0; l < batched->layers.size(); ++l) {
       const auto &a = batched->layers[l], &b = per_sample->layers[l];
-      const double z_adj = (a.adjacency - b.adjacency) / std::hypot(a.adjacency_se, b.adjacency_se);
-      const double z_rp = (a.recency - b.recency) / std::hypot(a.recency_se, b.recency_se);
-      INFO("layer " << l + 1 << ": adjacency " << a.adjacency << " vs " << b.adjacency << ", RP " << a.recency << " vs "
-                    << b.recency);
+      const double z_adj = (a.adjacency.mean - b.adjacency.mean) / std::hypot(a.adjacency.se, b.adjacency.se);
+      const double z_rp = (a.rp.mean - b.rp.mean) / std::hypot(a.rp.se, b.rp.se);
+      INFO("layer " << l + 1 << ": adjacency " << a.adjacency.mean << " vs " << b.adjacency.mean << ", RP " << a.rp.mean
+                    << " vs " << b.rp.mean);
       CHECK(std::abs(z_adj) < 4.0);
       CHECK(std::abs(z_rp) < 4.0);
     }
@@ -113,20 +113,20 @@ TEST_CASE("48 layers run for both model families (Zuo et al.'s 24-layer stacks a
   pf.seed = 5;
   const auto a = run_to_completion(pf);
   REQUIRE(a->layers.size() == 48);
-  CHECK(std::abs(a->layers[0].recency - 0.5) < 4 * a->layers[0].recency_se);
-  CHECK(std::isfinite(a->layers[47].recency));
+  CHECK(std::abs(a->layers[0].rp.mean - 0.5) < 4 * a->layers[0].rp.se);
+  CHECK(std::isfinite(a->layers[47].rp.mean));
   for (WeightsMode mode : {WeightsMode::per_sample, WeightsMode::fixed}) {
     Settings s = random_weights(12, 32, 2, Limits::layers_max, 300);
     s.weights = mode;
     const auto b = run_to_completion(s);
     REQUIRE(b->layers.size() == 48);
     for (const auto& l : b->layers) {  // every layer a proper score (deep layers drift back toward 0.5)
-      REQUIRE(std::isfinite(l.adjacency));
-      CHECK(l.adjacency >= 0.0);
-      CHECK(l.adjacency <= 1.0);
+      REQUIRE(std::isfinite(l.adjacency.mean));
+      CHECK(l.adjacency.mean >= 0.0);
+      CHECK(l.adjacency.mean <= 1.0);
     }
     // The embeddings have no order. (Layer 1 has hardly any either: W_O's std sigma / sqrt(2 L) is small at 48.)
-    CHECK(std::abs(b->embeddings[0].adjacency - 0.5) < 4 * b->embeddings[0].adjacency_se + 1e-3);
+    CHECK(std::abs(b->embeddings[0].adjacency.mean - 0.5) < 4 * b->embeddings[0].adjacency.se + 1e-3);
   }
 }
 

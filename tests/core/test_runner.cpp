@@ -27,9 +27,9 @@ TEST_CASE("bit-identical results for 1, 2 and 3 threads") {
   REQUIRE(a->samples_done == 20'000);
   for (int l = 0; l < s.layers; ++l) {
     const auto &A = a->layers[l], &B = b->layers[l], &C = c->layers[l];
-    CHECK(A.recency == B.recency);
-    CHECK(A.recency == C.recency);
-    CHECK(A.adjacency == B.adjacency);
+    CHECK(A.rp.mean == B.rp.mean);
+    CHECK(A.rp.mean == C.rp.mean);
+    CHECK(A.adjacency.mean == B.adjacency.mean);
     for (std::size_t e = 0; e < A.score_mean.size(); ++e) {
       if (std::isnan(A.score_mean[e])) continue;
       CHECK(A.score_mean[e] == B.score_mean[e]);
@@ -53,11 +53,11 @@ TEST_CASE("per-sample streams: the same bits for 1, 2, 3 threads in the reduced 
   auto c = run_to_completion(s);
   for (int l = 0; l < 2; ++l) {
     const auto &A = a->layers[l], &B = b->layers[l], &C = c->layers[l];
-    CHECK(A.recency == B.recency);
-    CHECK(A.recency == C.recency);
-    CHECK(A.recency_se == C.recency_se);
-    CHECK(A.adjacency == C.adjacency);
-    CHECK(A.norm_adjacency == C.norm_adjacency);
+    CHECK(A.rp.mean == B.rp.mean);
+    CHECK(A.rp.mean == C.rp.mean);
+    CHECK(A.rp.se == C.rp.se);
+    CHECK(A.adjacency.mean == C.adjacency.mean);
+    CHECK(A.norm_adjacency.mean == C.norm_adjacency.mean);
     for (std::size_t e = 0; e < A.score_mean.size(); ++e) {
       if (std::isnan(A.score_mean[e])) continue;
       CHECK(A.score_mean[e] == B.score_mean[e]);
@@ -83,7 +83,7 @@ TEST_CASE("a different seed gives different numbers") {
   auto a = run_to_completion(s);
   s.seed += 1;
   auto b = run_to_completion(s);
-  CHECK(a->layers[1].recency != b->layers[1].recency);
+  CHECK(a->layers[1].rp.mean != b->layers[1].rp.mean);
 }
 
 TEST_CASE("cancel leaves a consistent snapshot: whole blocks, finite values, flagged") {
@@ -99,7 +99,7 @@ TEST_CASE("cancel leaves a consistent snapshot: whole blocks, finite values, fla
   CHECK(snap->samples_done > 0);
   CHECK(snap->samples_done < s.samples);
   for (const auto& L : snap->layers) {
-    CHECK(std::isfinite(L.recency));
+    CHECK(std::isfinite(L.rp.mean));
     for (int i = 0; i < s.n; ++i) CHECK(std::isfinite(L.score_mean[i * s.n + i]));
   }
 }
@@ -195,7 +195,7 @@ TEST_CASE("first_picture_alone: the first picture is the first block alone, then
     const auto together = run_to_completion(s);
     REQUIRE(run.snapshot()->samples_done == samples);
     for (int l = 0; l < s.layers; ++l) {
-      CHECK(run.snapshot()->layers[l].recency == together->layers[l].recency);
+      CHECK(run.snapshot()->layers[l].rp.mean == together->layers[l].rp.mean);
       const auto &a = run.snapshot()->layers[l].weight_mean, &b = together->layers[l].weight_mean;
       REQUIRE(a.size() == b.size());
       CHECK(same_bits(a, b));  // NaN where masked, in both
@@ -242,7 +242,7 @@ TEST_CASE(
     CHECK(same(f.score_mean, z.score_mean));
     CHECK(same(f.weight_mean, z.weight_mean));
     CHECK(same(f.cosine_mean, z.cosine_mean));
-    CHECK(f.recency == z.recency);
+    CHECK(f.rp.mean == z.rp.mean);
     const std::vector<double> se = f.score_se.unpacked();
     CHECK(std::count_if(se.begin(), se.end(), [](double v) { return v != 0.0 && !std::isnan(v); }) ==
           0);  // one sample: no SE
@@ -251,8 +251,8 @@ TEST_CASE(
     CHECK(same(a.score_se, b.score_se));  // the squares, implied then formed, are the stored ones
     CHECK(same(a.weight_se, b.weight_se));
     CHECK(same(a.cosine_se, b.cosine_se));
-    CHECK(a.recency_se == b.recency_se);
-    CHECK(a.leakage.delta_r2 == b.leakage.delta_r2);
+    CHECK(a.rp.se == b.rp.se);
+    CHECK(a.leakage.delta_r2.mean == b.leakage.delta_r2.mean);
   }
 }
 

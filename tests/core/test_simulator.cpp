@@ -82,8 +82,8 @@ TEST_CASE("trace and block agree: the recency metric of one sample equals its de
         if (S[i * n + k] == S[i * n + j]) ++ties;
       }
   CHECK(triples == sim.recency_triples());
-  CHECK(t.layers[1].recency == doctest::Approx((double(wins) + 0.5 * double(ties)) / double(triples)));
-  CHECK(t.layers[1].recency_ties == doctest::Approx(double(ties) / double(triples)));
+  CHECK(t.layers[1].rp == doctest::Approx((double(wins) + 0.5 * double(ties)) / double(triples)));
+  CHECK(t.layers[1].rp_ties == doctest::Approx(double(ties) / double(triples)));
 }
 
 TEST_CASE("adjacency of one sample: rows k >= 2, pairs i < j < k, diagonal left out (Zuo et al. App. A)") {

@@ -185,8 +185,8 @@ TEST_CASE("stage Grams: turning them on changes no other number, and the grid of
       CHECK(same_bits(a.weight_mean, b.weight_mean));
       CHECK(same_bits(a.cosine_mean, b.cosine_mean));
       CHECK(same_bits(a.cosine_se, b.cosine_se));
-      CHECK(std::memcmp(&a.recency, &b.recency, sizeof(double)) == 0);
-      CHECK(std::memcmp(&a.adjacency_se, &b.adjacency_se, sizeof(double)) == 0);
+      CHECK(std::memcmp(&a.rp.mean, &b.rp.mean, sizeof(double)) == 0);
+      CHECK(std::memcmp(&a.adjacency.se, &b.adjacency.se, sizeof(double)) == 0);
       CHECK(a.norm_mean == b.norm_mean);
       for (int st = 0; st < kStageCount; ++st) CHECK(b.stages[std::size_t(st)].gram_mean.empty());
     }

@@ -16,10 +16,10 @@ using namespace maskscope;
 TEST_CASE("LN-recency Sec. 3: RP at layer 2, d 16, alpha 0.5, LN, no residual = 0.6382 within 4 SE") {
   auto snap = run_to_completion(test::ln_recency(16, 0.5, 200'000));
   const auto& L2 = snap->layers[1];
-  INFO("RP = " << L2.recency << " +- " << L2.recency_se);
-  CHECK(L2.recency_se > 0);
-  CHECK(L2.recency_se < 5e-4);
-  CHECK(std::fabs(L2.recency - 0.6382) < 4 * L2.recency_se);
+  INFO("RP = " << L2.rp.mean << " +- " << L2.rp.se);
+  CHECK(L2.rp.se > 0);
+  CHECK(L2.rp.se < 5e-4);
+  CHECK(std::fabs(L2.rp.mean - 0.6382) < 4 * L2.rp.se);
 }
 
 TEST_CASE("LN-recency Sec. 3: with the residual RP drops to 0.5931 within 4 SE") {
@@ -27,8 +27,8 @@ TEST_CASE("LN-recency Sec. 3: with the residual RP drops to 0.5931 within 4 SE")
   s.gamma = 1.0;
   auto snap = run_to_completion(s);
   const auto& L2 = snap->layers[1];
-  INFO("RP = " << L2.recency << " +- " << L2.recency_se);
-  CHECK(std::fabs(L2.recency - 0.5931) < 4 * L2.recency_se);
+  INFO("RP = " << L2.rp.mean << " +- " << L2.rp.se);
+  CHECK(std::fabs(L2.rp.mean - 0.5931) < 4 * L2.rp.se);
 }
 
 TEST_CASE("Proposition 1: without normalization RP at layer 2 is 0.5 within 4 SE") {
@@ -36,8 +36,8 @@ TEST_CASE("Proposition 1: without normalization RP at layer 2 is 0.5 within 4 SE
   s.norm = Norm::none;
   auto snap = run_to_completion(s);
   const auto& L2 = snap->layers[1];
-  INFO("RP = " << L2.recency << " +- " << L2.recency_se);
-  CHECK(std::fabs(L2.recency - 0.5) < 4 * L2.recency_se);
+  INFO("RP = " << L2.rp.mean << " +- " << L2.rp.se);
+  CHECK(std::fabs(L2.rp.mean - 0.5) < 4 * L2.rp.se);
 }
 
 TEST_CASE("ties count 1/2: a collapsed bidirectional LN stack gives RP and adjacency 0.5 within 4 SE at every layer") {
@@ -49,19 +49,19 @@ TEST_CASE("ties count 1/2: a collapsed bidirectional LN stack gives RP and adjac
   auto snap = run_to_completion(s);
   double max_ties = 0;
   for (const auto& L : snap->layers) {
-    INFO("layer " << L.layer << ": RP " << L.recency << " +- " << L.recency_se << ", ties " << L.recency_ties
-                  << "; adjacency " << L.adjacency << " +- " << L.adjacency_se);
-    CHECK(std::fabs(L.recency - 0.5) <= 4 * L.recency_se + 1e-12);
-    CHECK(std::fabs(L.adjacency - 0.5) <= 4 * L.adjacency_se + 1e-12);
-    max_ties = std::max(max_ties, L.recency_ties);
+    INFO("layer " << L.layer << ": RP " << L.rp.mean << " +- " << L.rp.se << ", ties " << L.rp.ties << "; adjacency "
+                  << L.adjacency.mean << " +- " << L.adjacency.se);
+    CHECK(std::fabs(L.rp.mean - 0.5) <= 4 * L.rp.se + 1e-12);
+    CHECK(std::fabs(L.adjacency.mean - 0.5) <= 4 * L.adjacency.se + 1e-12);
+    max_ties = std::max(max_ties, L.rp.ties);
   }
-  CHECK(max_ties > kTieFlagFraction);                      // the case the tie rule exists for does occur here
-  CHECK(snap->layers[0].recency_ties < kTieFlagFraction);  // and not at layer 1
+  CHECK(max_ties > kTieFlagFraction);                 // the case the tie rule exists for does occur here
+  CHECK(snap->layers[0].rp.ties < kTieFlagFraction);  // and not at layer 1
 }
 
 TEST_CASE("at the papers' setting ties are absent (the published RP values keep their meaning)") {
   auto snap = run_to_completion(test::ln_recency(16, 0.5, 20'000));
-  for (const auto& L : snap->layers) CHECK(L.recency_ties < 1e-4);
+  for (const auto& L : snap->layers) CHECK(L.rp.ties < 1e-4);
 }
 
 TEST_CASE("Behind RoPE Eq. 4: l2, gamma 1, d 4096 layer-2 scores match g(i)/(h(i)h(j)) within 0.01") {
@@ -154,8 +154,8 @@ TEST_CASE("averaged weights sum to 1 per row; the cosine map is symmetric with 1
       CHECK(L.cosine_mean[i * s.n + i] == doctest::Approx(1.0));
       for (int j = 0; j < s.n; ++j) CHECK(L.cosine_mean[i * s.n + j] == L.cosine_mean[j * s.n + i]);
     }
-    CHECK(L.adjacency > 0.5);  // Zuo et al.: nearer outputs are more similar
-    CHECK(L.adjacency <= 1.0);
+    CHECK(L.adjacency.mean > 0.5);  // Zuo et al.: nearer outputs are more similar
+    CHECK(L.adjacency.mean <= 1.0);
   }
 }
 

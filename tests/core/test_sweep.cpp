@@ -123,7 +123,7 @@ TEST_CASE("early stopping: every point reaches the target SE before the cap and 
     CHECK(p.stopped_early);
     CHECK(p.samples < base.samples);
     CHECK(p.samples >= kSweepMinSamplesToStop);
-    for (const LayerStats& l : p.snapshot->layers) CHECK(l.recency_se <= 0.001);
+    for (const LayerStats& l : p.snapshot->layers) CHECK(l.rp.se <= 0.001);
     // Whole segments: the samples of a run with that many samples (sample_grid.hpp).
     const SampleGrid g = sample_grid(p.settings);
     const std::int64_t per_segment = g.block_size * g.segment_blocks;
@@ -158,8 +158,8 @@ TEST_CASE("common random numbers: neighbouring points' difference is far more pr
     base.seed = std::uint64_t(1000 + seed);
     const auto state = sweep_to_end(alphas(base, {0.50, 0.52}));
     const LayerStats &a = state->points[0].snapshot->layers[1], &b = state->points[1].snapshot->layers[1];
-    diff.push_back(b.recency - a.recency);
-    own_se += 0.5 * (a.recency_se + b.recency_se) / seeds;
+    diff.push_back(b.rp.mean - a.rp.mean);
+    own_se += 0.5 * (a.rp.se + b.rp.se) / seeds;
   }
   double mean = 0, var = 0;
   for (double x : diff) mean += x / seeds;

@@ -1,6 +1,6 @@
 // A sweep's outputs and shards (core/run/sweep_output.hpp, sweep_shard.hpp): shards computed apart and joined
 // give one process's file byte for byte (a point's numbers do not depend on the other points), and the
-// first_key metric (the attention sink of 004) against its cells read by hand.
+// sink_weight metric (the attention sink of 004) against its cells read by hand.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -78,9 +78,9 @@ TEST_CASE("shard K of N takes every N-th point from the K-th; K and N are checke
   CHECK(sweep_shard_error(7, 0, 0).find("N must be at least 1") != std::string::npos);
 }
 
-TEST_CASE("first_key: the mean weight on key 0 over the queries i >= 1 that see it, and the mean of their SEs") {
-  const SweepMetric m = parse_sweep_metric("first_key");
-  CHECK(sweep_metric_name(m) == "first_key");
+TEST_CASE("sink_weight: the run's weight on key 0, the mean of the queries i >= 1 that see it, SE within the cells'") {
+  const SweepMetric m = parse_sweep_metric("sink_weight");
+  CHECK(sweep_metric_name(m) == "sink_weight");
   for (const std::string mask : {"causal", "bidirectional", "window:3"}) {
     INFO(mask);
     Settings s = test::ln_recency(16, 0.5, 3000);
@@ -94,12 +94,16 @@ TEST_CASE("first_key: the mean weight on key 0 over the queries i >= 1 that see 
         sum += l.weight_mean(i, 0);
         se += l.weight_se(i, 0);
       }
-      const MetricValue v = metric_value(l, m);
-      CHECK(v.value == sum / last);
-      CHECK(v.se == se / last);
+      const Estimate v = metric_value(l, m);
+      CHECK(v.mean == l.sink_weight.mean);  // the estimate `run` writes, not a second one
+      CHECK(v.se == l.sink_weight.se);
+      CHECK(v.samples == 3000);
+      CHECK(v.mean == doctest::Approx(sum / last).epsilon(1e-12));  // the mean of a mean is the mean
+      CHECK(v.se > 0);
+      CHECK(v.se <= se / last * (1 + 1e-12));  // SE(mean of cells) <= the mean of their SEs
       CHECK(std::isnan(v.ties));
-      CHECK(v.value > 0);
-      CHECK(v.value < 1);
+      CHECK(v.mean > 0);
+      CHECK(v.mean < 1);
     }
   }
   Settings s = test::ln_recency(16, 0.5, 10);

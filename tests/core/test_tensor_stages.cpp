@@ -45,9 +45,9 @@ fs::path folder_with_stages(const std::string& name, const nlohmann::json& stage
 
 // Rows [T, D] of prompt p, layer l of an array [P, layers, T, D].
 std::vector<float> rows_of(const NpyArray& a, int p, int l) {
-  const std::size_t T_ = std::size_t(a.shape()[2]), D = std::size_t(a.shape()[3]);
-  std::vector<float> v(T_ * D);
-  a.read((std::size_t(p) * std::size_t(a.shape()[1]) + std::size_t(l)) * T_ * D, v.size(), v.data());
+  const std::size_t T_ = std::size_t(a.shape()[2]), D_ = std::size_t(a.shape()[3]);
+  std::vector<float> v(T_ * D_);
+  a.read((std::size_t(p) * std::size_t(a.shape()[1]) + std::size_t(l)) * T_ * D_, v.size(), v.data());
   return v;
 }
 

@@ -110,15 +110,15 @@ TEST_CASE(
   REQUIRE(snap.layers.size() == 2);
   const LayerStats& l1 = snap.layers[0];
   const LayerStats& l2 = snap.layers[1];
-  CHECK(std::fabs(l1.leakage.delta_r2) < 1e-9);  // relative only
-  for (const HeadStats& h : l1.heads) CHECK(std::fabs(h.leakage.delta_r2) < 1e-9);
-  CHECK(l2.recency == 1.0);
-  CHECK(l2.recency_se == 0.0);
-  for (const HeadStats& h : l2.heads) CHECK(h.recency == 1.0);
-  CHECK(l2.adjacency == 1.0);
-  CHECK(l2.norm_adjacency == 1.0);
+  CHECK(std::fabs(l1.leakage.delta_r2.mean) < 1e-9);  // relative only
+  for (const HeadStats& h : l1.heads) CHECK(std::fabs(h.leakage.delta_r2.mean) < 1e-9);
+  CHECK(l2.rp.mean == 1.0);
+  CHECK(l2.rp.se == 0.0);
+  for (const HeadStats& h : l2.heads) CHECK(h.rp.mean == 1.0);
+  CHECK(l2.adjacency.mean == 1.0);
+  CHECK(l2.norm_adjacency.mean == 1.0);
   REQUIRE(snap.embeddings.size() == 1);
-  CHECK(snap.embeddings[0].adjacency == 1.0);
+  CHECK(snap.embeddings[0].adjacency.mean == 1.0);
   // Known cosines: cos(0.2 (i - j)).
   CHECK(l2.cosine_mean[5 * T + 2] == doctest::Approx(std::cos(0.6)).epsilon(1e-6));
   CHECK(l2.norm_mean[3] == doctest::Approx(4.0).epsilon(1e-6));
@@ -153,13 +153,13 @@ TEST_CASE("tensors: float16 and float64 give the float32 numbers; without hidden
   for (const auto& dir : {d32, d16, d64}) write_manifest(dir);
   const Snapshot a = analyze_tensors(open_tensors(d32.string())), b = analyze_tensors(open_tensors(d16.string())),
                  c = analyze_tensors(open_tensors(d64.string()));
-  CHECK(a.layers[0].recency == b.layers[0].recency);
-  CHECK(a.layers[0].recency == c.layers[0].recency);
+  CHECK(a.layers[0].rp.mean == b.layers[0].rp.mean);
+  CHECK(a.layers[0].rp.mean == c.layers[0].rp.mean);
   for (std::size_t e = 0; e < a.layers[0].score_mean.size(); ++e) {
     CHECK(std::isnan(a.layers[0].score_mean[e]) == std::isnan(b.layers[0].score_mean[e]));
     if (!std::isnan(a.layers[0].score_mean[e])) CHECK(a.layers[0].score_mean[e] == b.layers[0].score_mean[e]);
   }
-  CHECK(std::isnan(a.layers[0].adjacency));
+  CHECK(std::isnan(a.layers[0].adjacency.mean));
   CHECK(std::isnan(a.layers[0].cosine_mean[0]));
   CHECK(a.embeddings.empty());
 }

@@ -182,8 +182,8 @@ TEST_CASE("tokens: permuting the lines gives the same means; equal lines give ze
   for (std::size_t l = 0; l < a->layers.size(); ++l) {
     const LayerStats &x = a->layers[l], &y = b->layers[l];
     // The same 32 samples in another order: the same values summed in another order (double sums of floats).
-    CHECK(std::abs(x.adjacency - y.adjacency) < 1e-12);
-    CHECK(std::abs(x.recency - y.recency) < 1e-12);
+    CHECK(std::abs(x.adjacency.mean - y.adjacency.mean) < 1e-12);
+    CHECK(std::abs(x.rp.mean - y.rp.mean) < 1e-12);
     for (int i = 0; i < 6; ++i)
       for (int j = 0; j <= i; ++j) {
         CHECK(std::abs(x.score_mean(i, j) - y.score_mean(i, j)) <= 1e-12 * (1 + std::abs(x.score_mean(i, j))));
@@ -195,7 +195,7 @@ TEST_CASE("tokens: permuting the lines gives the same means; equal lines give ze
   for (const LayerStats& l : same->layers) {
     // The block sums' sum of squares minus the square of the sum leaves rounding of a few 1e-9 (a ratio
     // of counts such as 0.6 is not exact in binary); the maps' cells come out exactly 0.
-    CHECK(l.adjacency_se < 1e-8);
+    CHECK(l.adjacency.se < 1e-8);
     for (int i = 0; i < 6; ++i) CHECK(l.weight_se(i, 0) == 0.0);
   }
 }

@@ -44,6 +44,12 @@ def test_to_dict_is_the_cli_json_bit_for_bit(cli, settings, family):
         j = expected["layers"][k - 1]
         assert layer.number == k and layer.rp == j["rp"] and layer.rp_se == j["rp_se"]
         assert layer.ties["rp"] == j["rp_ties"]
+        # Every estimate of the core's metric table is an attribute with the JSON's number (one name each).
+        for m in maskscope._maskscope.metric_table():
+            for key in [m["key"], m["key"] + "_se"] + ([m["key"] + "_ties"] if m["ties"] else []):
+                if key in j:
+                    got_value, want = getattr(layer, key), j[key]
+                    assert (want is None and np.isnan(got_value)) or got_value == want, key
         weights = np.array(j["weight_mean"], dtype=float)  # null (masked) becomes NaN
         assert np.array_equal(layer.weight_mean, weights, equal_nan=True)
         assert np.array_equal(layer.norm_mean, np.array(j["norm_mean"], dtype=float), equal_nan=True)

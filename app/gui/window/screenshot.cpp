@@ -38,14 +38,14 @@ bool save_screenshot(const std::string& path, const ScreenshotOptions& options, 
   return write_atomically(
       path,
       [&](int fd) {
-        Sink sink{fd, "", path};
+        Sink file{fd, "", path};
         const int ok = stbi_write_png_to_func(
             [](void* context, void* data, int size) {
               auto* s = static_cast<Sink*>(context);
               if (s->error.empty()) s->error = write_all(s->fd, data, std::size_t(size), s->path);
             },
-            &sink, b.width, b.height, 4, b.rgba.data(), b.width * 4);
-        if (!sink.error.empty()) return sink.error;
+            &file, b.width, b.height, 4, b.rgba.data(), b.width * 4);
+        if (!file.error.empty()) return file.error;
         return ok ? std::string() : "cannot encode the PNG for '" + path + "'";
       },
       error);

@@ -60,8 +60,8 @@ std::vector<LineChart> histogram_charts(const Snapshot& snap) {
     if (h.forward_difference.empty()) continue;
     LineChart c;
     char title[96];
-    std::snprintf(title, sizeof title, "layer %d: > 0 %.3f (a,b vs a,c), %.3f (c,b vs c,a)", l->layer, h.forward_above.mean,
-                  h.backward_above.mean);
+    std::snprintf(title, sizeof title, "layer %d: > 0 %.3f (a,b vs a,c), %.3f (c,b vs c,a)", l->layer,
+                  h.forward_above.mean, h.backward_above.mean);
     c.title = title;
     c.x.label = "cosine difference";
     c.y.label = "share of triples";

@@ -129,7 +129,7 @@ bool write_scene_png(const Scene& scene, double scale, const std::string& path, 
   const bool ok = write_atomically(
       path,
       [&](int fd) {
-        Sink sink{fd, "", path};
+        Sink file{fd, "", path};
         const cairo_status_t status = cairo_surface_write_to_png_stream(
             surface,
             [](void* closure, const unsigned char* data, unsigned int length) {
@@ -137,8 +137,8 @@ bool write_scene_png(const Scene& scene, double scale, const std::string& path, 
               s->error = write_all(s->fd, data, length, s->path);
               return s->error.empty() ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
             },
-            &sink);
-        if (!sink.error.empty()) return sink.error;
+            &file);
+        if (!file.error.empty()) return file.error;
         return status == CAIRO_STATUS_SUCCESS ? std::string()
                                               : "cannot write '" + path + "': " + cairo_status_to_string(status);
       },

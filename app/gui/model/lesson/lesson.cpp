@@ -48,8 +48,8 @@ void check_live_values(const std::string& text, const std::string& where) {
     if (v.layer < 0 || find_metric(v.key)) continue;
     std::string keys;
     for (const MetricInfo& m : metric_table()) keys += (keys.empty() ? "" : ", ") + std::string(m.key);
-    throw std::runtime_error(where + ": live value '" + text.substr(open, close - open + 1) + "': no metric '" +
-                             v.key + "'; valid: {KEY[L]} with KEY one of " + keys + ", or {samples}");
+    throw std::runtime_error(where + ": live value '" + text.substr(open, close - open + 1) + "': no metric '" + v.key +
+                             "'; valid: {KEY[L]} with KEY one of " + keys + ", or {samples}");
   }
 }
 

@@ -32,8 +32,8 @@ enum class LessonTheory { none, layer1_weights };
 
 struct LessonStep {
   std::string title;
-  std::string text;                    // 2-6 sentences; {KEY[L]} (a metric's key: {rp[2]}), {samples}
-  std::vector<std::string> equations;  // readable Unicode text
+  std::string text;                                // 2-6 sentences; {KEY[L]} (a metric's key: {rp[2]}), {samples}
+  std::vector<std::string> equations;              // readable Unicode text
   nlohmann::json set = nlohmann::json::object();   // partial settings on top of the previous step
   nlohmann::json view = nlohmann::json::object();  // partial view options (tab, show, ...)
   std::optional<LessonPointer> point;

@@ -103,9 +103,7 @@ bool sweep_is_heat_map(const SweepPlan& plan) {
   return true;
 }
 
-double metric_chance(const SweepMetric& m) {
-  return m.kind == SweepMetric::Kind::table ? m.row->chance : kNaN;
-}
+double metric_chance(const SweepMetric& m) { return m.kind == SweepMetric::Kind::table ? m.row->chance : kNaN; }
 
 SweepPicture layout_sweep(const SweepView& view, const SweepPlan& plan, const SweepState* state, float width,
                           float height) {
@@ -211,8 +209,7 @@ std::string sweep_point_text(const SweepPlan& plan, const SweepState& state, int
   const int L = int(pt.snapshot->layers.size());
   const int layer = std::min(slot + 1, L);
   const Estimate v = metric_value(pt.snapshot->layers[std::size_t(layer - 1)], plan.metric);
-  text +=
-      ", layer " + std::to_string(layer) + "\n" + sweep_metric_label(plan.metric) + " " + value_with_se(v);
+  text += ", layer " + std::to_string(layer) + "\n" + sweep_metric_label(plan.metric) + " " + value_with_se(v);
   text += "\n" + with_thousands(pt.samples) + " samples";
   if (std::isfinite(v.ties)) text += ", ties " + compact_number(100.0 * v.ties, 3) + "%";
   if (pt.stopped_early) text += "\nstopped early at the target SE";

@@ -219,8 +219,8 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
   }
   ImGui::SameLine();
   ImGui::Text("   dR^2 %s   weights A: %.3g   mean map: %.3g   R^2 base %.4f",
-              value_with_se(c.delta_r2.mean, c.delta_r2.se).c_str(), ls.weight_leakage.delta_r2.mean, c.delta_r2_mean_map,
-              c.r2_base);
+              value_with_se(c.delta_r2.mean, c.delta_r2.se).c_str(), ls.weight_leakage.delta_r2.mean,
+              c.delta_r2_mean_map, c.r2_base);
   explain(
       "dR^2 = R^2 (offset means + query position) - R^2 (offset means), pooled over samples as the paper pools "
       "prompts (Ruscio Eq. 4). weights A: the same for the attention weights, where the causal softmax "
