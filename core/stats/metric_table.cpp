@@ -16,6 +16,15 @@ std::string sink_weight_sweep_error(const Settings& s) {
   return "";
 }
 
+bool has_triples(const KeyRanges& k) { return k.recency_triples > 0; }
+bool has_adjacency_rows(const KeyRanges& k) { return k.adjacency_rows > 0; }
+// Some query i >= 1 sees key 0.
+bool key0_seen(const KeyRanges& k) {
+  for (std::size_t i = 1; i < k.lo.size(); ++i)
+    if (k.lo[i] == 0) return true;
+  return false;
+}
+
 const std::array kMetrics = {
     MetricInfo{
         .key = "rp",
@@ -31,6 +40,11 @@ const std::array kMetrics = {
         .unit_interval = true,
         .chance = 0.5,
         .sweepable = true,
+        .slot = &AccumLayout::rp,
+        .ties_slot = &AccumLayout::rp_ties,
+        .head_slot = &AccumLayout::head_rp,
+        .head_ties_slot = &AccumLayout::head_rp_ties,
+        .exists = has_triples,
     },
     MetricInfo{
         .key = "adjacency",
@@ -47,6 +61,9 @@ const std::array kMetrics = {
         .unit_interval = true,
         .chance = 0.5,
         .sweepable = true,
+        .slot = &AccumLayout::adjacency,
+        .ties_slot = &AccumLayout::adjacency_ties,
+        .exists = has_adjacency_rows,
     },
     MetricInfo{
         .key = "norm_adjacency",
@@ -63,6 +80,9 @@ const std::array kMetrics = {
         .unit_interval = true,
         .chance = 0.5,
         .sweepable = true,
+        .slot = &AccumLayout::norm_adjacency,
+        .ties_slot = &AccumLayout::norm_adjacency_ties,
+        .exists = has_adjacency_rows,
     },
     MetricInfo{
         .key = "delta_r2",
@@ -99,6 +119,8 @@ const std::array kMetrics = {
         .unit_interval = true,
         .sweepable = true,
         .sweep_error = sink_weight_sweep_error,
+        .slot = &AccumLayout::sink_weight,
+        .exists = key0_seen,
     },
 };
 

@@ -30,7 +30,7 @@ struct MetricInfo {
   Estimate& (*head_field)(HeadStats&) = nullptr;  // each head's (random weights), or nullptr: no per-head value
   bool ties = false;                 // it counts comparisons with ties 1/2 and reports their share (key_ties)
   bool random_weights_only = false;  // the JSON writes it for the random-weight family only
-  bool embeddings = false;           // layer 0, the random-weight family's embeddings, has it
+  bool embeddings = false;           // a metric of the hidden states x: layer 0, the embeddings, has it too
   bool unit_interval = false;        // its values lie in [0, 1]
   double chance = std::numeric_limits<double>::quiet_NaN();  // its value without positional order (0.5), or NaN
   // A sweep can use it (--metric KEY): the sweep's stopping rule stops a point once se <= --se in every
@@ -38,6 +38,15 @@ struct MetricInfo {
   bool sweepable = false;
   // For a sweepable metric: "" when these settings have the metric, else why not and what is valid.
   std::string (*sweep_error)(const Settings&) = nullptr;
+
+  // A per-sample metric: where the kernel adds its value (and tie share, and each head's) to the run's
+  // moments (accumulator.hpp), from which make_snapshot fills the estimate; and whether these keys give it a
+  // value (nullptr: always). Leakage has no slot: it is fitted from the maps (leakage.hpp).
+  std::size_t (AccumLayout::*slot)(int) const = nullptr;
+  std::size_t (AccumLayout::*ties_slot)(int) const = nullptr;
+  std::size_t (AccumLayout::*head_slot)(int, int) const = nullptr;
+  std::size_t (AccumLayout::*head_ties_slot)(int, int) const = nullptr;
+  bool (*exists)(const KeyRanges&) = nullptr;
 
   const Estimate& of(const LayerStats& l) const;
   Estimate& of(LayerStats& l) const { return field(l); }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/model/threading.hpp"
+#include "core/stats/metric_table.hpp"
 #include "core/stats/metrics.hpp"
 
 namespace maskscope {
@@ -129,6 +130,17 @@ Estimate estimate(const RunMoments& m, bool present, std::size_t at, std::size_t
   return {m.mean[at], m.standard_error(at), ties_at == std::size_t(-1) ? 0.0 : m.mean[ties_at], m.count};
 }
 
+// The per-sample metrics of the table (metric_table.hpp) of layer l whose `embeddings` flag is `hidden`
+// (those of the hidden states; the others need attention): each from its slot of the moments.
+void table_estimates(const RunMoments& m, const AccumLayout& L, const KeyRanges& keys, int l, bool hidden,
+                     LayerStats& out) {
+  for (const MetricInfo& metric : metric_table()) {
+    if (!metric.slot || metric.embeddings != hidden) continue;
+    const bool present = !metric.exists || metric.exists(keys);
+    metric.of(out) = estimate(m, present, (L.*metric.slot)(l), metric.ties_slot ? (L.*metric.ties_slot)(l) : -1);
+  }
+}
+
 // Cosines, norms, adjacency and norm adjacency of block l's hidden states.
 void hidden_stats(const std::shared_ptr<Store>& store, const Shapes& shapes, const AccumLayout& L, int l,
                   const KeyRanges& keys, LayerStats& out) {
@@ -144,9 +156,7 @@ void hidden_stats(const std::shared_ptr<Store>& store, const Shapes& shapes, con
       out.norm_mean[i] = m.mean[L.norm(l) + i];
       out.norm_se[i] = m.standard_error(L.norm(l) + i);
     }
-  const bool has_adj = keys.adjacency_rows > 0;
-  out.adjacency = estimate(m, has_adj, L.adjacency(l), L.adjacency_ties(l));
-  out.norm_adjacency = estimate(m, has_adj, L.norm_adjacency(l), L.norm_adjacency_ties(l));
+  table_estimates(m, L, keys, l, true, out);
   if (L.hist_bins > 0 && m.count > 0) {
     LayerHistograms& h = out.histograms;
     auto bins = [&](std::size_t at) {
@@ -184,19 +194,16 @@ void diag_normalize(const Map& score, LayerStats& out) {
 void block_stats(const Settings& s, const AccumLayout& L, const std::shared_ptr<Store>& store, const Shapes& shapes,
                  const KeyRanges& keys, int l, LayerStats& out) {
   RunMoments& m = store->m;
-  const bool has_rp = keys.recency_triples > 0;
   out.layer = l + 1;
   out.score_mean = map_in(store, shapes.masked, m.mean, L.score(l));
   out.score_se = map_in(store, shapes.masked, m.m2, L.score(l));
   out.weight_mean = map_in(store, shapes.masked, m.mean, L.weight(l));
   out.weight_se = map_in(store, shapes.masked, m.m2, L.weight(l));
   hidden_stats(store, shapes, L, l, keys, out);
-  out.rp = estimate(m, has_rp, L.rp(l), L.rp_ties(l));
+  table_estimates(m, L, keys, l, false, out);
   out.leakage = leakage_of(L, keys, m, L.score(l), L.score_slope(l));
   out.weight_leakage = leakage_of(L, keys, m, L.weight(l), L.weight_slope(l));
-  bool sink_rows = false;
-  for (int i = 1; i < L.n; ++i) sink_rows = sink_rows || keys.lo[std::size_t(i)] == 0;
-  out.sink_weight = estimate(m, sink_rows, L.sink_weight(l));
+
   if (s.random_weights()) {
     out.heads.resize(s.heads);
     for (int h = 0; h < s.heads; ++h) {
@@ -212,7 +219,10 @@ void block_stats(const Settings& s, const AccumLayout& L, const std::shared_ptr<
         hs.weight_mean = map_in(store, shapes.masked, m.mean, L.head_weight(l, h));
         hs.weight_se = map_in(store, shapes.masked, m.m2, L.head_weight(l, h));
       }
-      hs.rp = estimate(m, has_rp, L.head_rp(l, h), L.head_rp_ties(l, h));
+      for (const MetricInfo& metric : metric_table())
+        if (metric.head_slot)
+          metric.head_field(hs) = estimate(m, !metric.exists || metric.exists(keys), (L.*metric.head_slot)(l, h),
+                                           metric.head_ties_slot ? (L.*metric.head_ties_slot)(l, h) : -1);
       hs.leakage = s.heads == 1 ? out.leakage : leakage_of(L, keys, m, L.head_score(l, h), L.head_score_slope(l, h));
     }
   }
