@@ -283,7 +283,7 @@ SweepMetric parse_sweep_metric(const std::string& text) {
   using K = SweepMetric::Kind;
   if (const MetricInfo* row = find_metric(text); row && row->sweepable) {
     m.row = row;
-  } else if (text == "first_key") {  // its name before 0.7 (issue 46): one name per quantity
+  } else if (text == "first_key") {  // its name up to 0.6 (issue 46): one name per quantity
     throw std::runtime_error(
         "the metric 'first_key' is now called 'sink_weight' (the weight on key 0, as in "
         "run's JSON); use sink_weight");
