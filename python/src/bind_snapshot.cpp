@@ -137,6 +137,8 @@ py::list metric_rows() {
     row["ties"] = m.ties;
     row["head"] = m.head_field != nullptr;
     row["sweepable"] = m.sweepable;
+    row["unit_interval"] = m.unit_interval;
+    row["chance"] = m.chance;
     rows.append(row);
   }
   return rows;
@@ -145,7 +147,8 @@ py::list metric_rows() {
 }  // namespace
 
 void bind_snapshot(py::module_& m) {
-  m.def("metric_table", &metric_rows, "The layer metrics (key, label, name, unit, description, ties, head, sweepable)");
+  m.def("metric_table", &metric_rows,
+        "The layer metrics (key, label, name, unit, description, ties, head, sweepable, unit_interval, chance)");
   py::class_<PySnapshot, std::shared_ptr<PySnapshot>>(m, "_Snapshot",
                                                       "A result of the core (maskscope.Result reads it)")
       .def("json", &PySnapshot::json_text, "The CLI's JSON of this result, as text")

@@ -123,6 +123,25 @@ TEST_CASE("metric table: the run's JSON writes exactly the table's estimates for
   CHECK(scalar_keys(pf["layers"][0]) == table_keys([](const MetricInfo& m) { return !m.random_weights_only; }));
 }
 
+TEST_CASE("metric table: a metric the table bounds by [0, 1] stays there; one with a chance level has ties") {
+  const auto snap = small_network();
+  int checked = 0;
+  for (const LayerStats& l : snap->layers)
+    for (const MetricInfo& m : metric_table()) {
+      INFO(m.key << " layer " << l.layer);
+      const Estimate& e = m.of(l);
+      CHECK(e.samples == 40);
+      if (!m.unit_interval || !std::isfinite(e.mean)) continue;
+      CHECK(e.mean >= 0.0);
+      CHECK(e.mean <= 1.0);
+      CHECK(e.se >= 0.0);
+      ++checked;
+    }
+  CHECK(checked >= 6);
+  for (const MetricInfo& m : metric_table())
+    if (std::isfinite(m.chance)) CHECK(m.ties);  // 0.5 = no order, which ties 1/2 keep exact
+}
+
 TEST_CASE("metric table: `leakage` writes a layer's leakage with run's keys and values (one shape per estimate)") {
   const auto snap = small_network();
   const nlohmann::json run = snapshot_to_json(*snap);
