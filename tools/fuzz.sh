@@ -17,7 +17,13 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 # not to: without this another clone's sanitizer build would compile everything again.
 export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is missing (apt-get install clang)" >&2; exit 1; }
-cmake -S tests/fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release >/dev/null
+# The whole project configured for fuzzing (MASKSCOPE_FUZZ): its reader libraries and the target only. A folder
+# configured from tests/fuzz alone (before version 0.7.0) is started again.
+if [ -f build-fuzz/CMakeCache.txt ] && ! grep -q '^MASKSCOPE_FUZZ:BOOL=ON' build-fuzz/CMakeCache.txt; then
+  rm -rf build-fuzz
+fi
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release -DMASKSCOPE_FUZZ=ON \
+  -DMASKSCOPE_UNITY=OFF >/dev/null
 cmake --build build-fuzz -j"$(nproc)"
 mkdir -p build-fuzz/corpus
 rm -rf build-fuzz/seeds && mkdir -p build-fuzz/seeds

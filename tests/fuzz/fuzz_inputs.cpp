@@ -11,14 +11,14 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/kernel/lane_kernel.hpp"
 #include "core/model/token_file.hpp"
+#include "core/run/kernel_info.hpp"
 #include "core/run/sweep_shard.hpp"
 #include "model/figure/figure.hpp"
 #include "model/lesson/lesson.hpp"
 
-// The simulation kernel is not in this build (it needs GCC's vector builtins): the kernel's name, which a
-// sweep file's writer asks for and no reader does, is a stand-in.
+// The simulation kernels are not in this build (maskscope_core_io has none): the kernel's name, which a sweep
+// file's writer asks for and no reader does, is a stand-in.
 std::string maskscope::kernel_name(const Settings&, KernelChoice) { return "fuzz"; }
 
 namespace {
