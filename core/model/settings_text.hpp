@@ -41,17 +41,14 @@ void check_object_keys(const nlohmann::json& j, const std::string& where, std::i
 // `--set`, presets, the window's model switch) applies this one rule.
 void apply_family_default_gamma(Settings& s, bool was_random_weights, bool gamma_given);
 
-// One command-line flag of a setting: the CLI's `run`, `leakage` and (later) `sweep` take every one.
-// What a setting's text is: a real number, a whole number, or a name (an enum's, a mask, or 0/1).
+// One command-line flag of a setting: the CLI's `run`, `leakage`, `sweep` and `probe` and the window take
+// every row of the settings table (settings.hpp) as a flag. What a setting's text is for a sweep's ranges:
+// a real number, a whole number (rounded from a range), or a name (an enum's, a mask, a path, or 0/1).
 enum class SettingValue { real, whole, name };
-struct SettingFlag {
-  const char* flag;    // as typed, without "--" (dashes: "init-std")
-  const char* key;     // the setting's JSON / --set name (underscores: "init_std")
-  const char* help;    // with the valid range; a flag of the other model family is refused (setting_family)
-  SettingValue value;  // what its text is (a sweep's ranges need numbers, and round whole ones)
-};
+using SettingFlag = SettingInfo;
+SettingValue setting_value(const SettingInfo& row);
 std::span<const SettingFlag> setting_flags();
-// The flag of a setting key ("init_std"), or nullptr.
+// The row of a setting key ("init_std"), or nullptr (setting_info).
 const SettingFlag* setting_flag(const std::string& key);
 // The setting key of a flag name or of a key ("init-std" and "init_std" both give "init_std"); "" if none.
 std::string setting_key_of(const std::string& name);

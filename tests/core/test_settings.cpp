@@ -117,7 +117,7 @@ TEST_CASE("each setting flag's value kind is what its text conversion takes") {
     REQUIRE(setting_flag(f.key) == &f);
     Settings s;
     s.n = Limits::n_max;  // so that mask window:W with a small W is in range
-    switch (f.value) {
+    switch (setting_value(f)) {
       case SettingValue::whole: CHECK_THROWS(setting_from_text(f.key, "1.5", s)); break;  // not whole
       case SettingValue::name:  // not a name, nor 0/1; but a token file's name is any path (validate() reads it)
         if (f.key == std::string("tokens")) CHECK_NOTHROW(setting_from_text(f.key, "0.5", s));
