@@ -48,6 +48,9 @@ enum class TokensFormat { ids, chars };
 inline constexpr EnumTable<Norm, 4> kNormNames{
     {{Norm::none, "none"}, {Norm::l2, "l2"}, {Norm::layernorm, "layernorm"}, {Norm::rmsnorm, "rmsnorm"}}};
 inline constexpr EnumTable<Scale, 3> kScaleNames{{{Scale::one, "one"}, {Scale::sqrt_d, "sqrt_d"}, {Scale::d, "d"}}};
+// The mask's kinds; the window kind's text carries its width ("window:4", mask_to_string).
+inline constexpr EnumTable<MaskKind, 3> kMaskKindNames{
+    {{MaskKind::causal, "causal"}, {MaskKind::bidirectional, "bidirectional"}, {MaskKind::window, "window"}}};
 inline constexpr EnumTable<Model, 2> kModelNames{
     {{Model::parameter_free, "parameter_free"}, {Model::random_weights, "random_weights"}}};
 inline constexpr EnumTable<WeightsMode, 2> kWeightsNames{
