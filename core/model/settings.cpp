@@ -183,7 +183,10 @@ using W = SettingWidget;
 constexpr std::optional<Model> kPF = Model::parameter_free, kRW = Model::random_weights;
 constexpr double kU64 = 0;  // u64, boolean, enumeration, text, mask: no numeric range
 
-// The one table of settings (settings.hpp), in the CLI's --help order.
+// The one table of settings (settings.hpp), in the CLI's --help order. A row: flag, key, kind, member, enum
+// names, range (min, max), family (kPF, kRW; {} both), why a sweep cannot vary it (nullptr: it can), the
+// window's widget, the help, and the first values of the window's Sweep tab.
+// clang-format off
 const SettingInfo kSettings[] = {
     {"model", "model", K::enumeration, {}, enum_names<&Settings::model, kModelNames>(), kU64, kU64, {}, nullptr,
      W::combo, "model family: parameter_free | random_weights (docs/model.md section 7)",
@@ -276,6 +279,7 @@ const SettingInfo kSettings[] = {
     {"threads", "threads", K::whole, &Settings::threads, {}, Limits::threads_min, Limits::threads_max, {},
      "it does not change the numbers", W::slider, "worker threads [0, 256]; 0 = all cores"},
 };
+// clang-format on
 
 }  // namespace
 

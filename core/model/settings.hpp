@@ -175,16 +175,16 @@ struct SettingEnum {
 };
 
 struct SettingInfo {
-  const char* flag;              // as typed, without "--" (dashes: "init-std")
-  const char* key;               // the --set / JSON key (underscores: "init_std")
+  const char* flag;  // as typed, without "--" (dashes: "init-std")
+  const char* key;   // the --set / JSON key (underscores: "init_std")
   SettingKind kind;
-  SettingMember member;          // std::monostate for enumeration and mask rows
-  SettingEnum names;             // enumeration rows only
-  double min, max;               // the range JSON and --set accept (Limits); real, whole and optional_real
-  std::optional<Model> family;   // nullopt: both families; else the family it applies to (refused for the other)
-  const char* not_swept;         // nullptr: a sweep may vary it; else why not ("it does not change the numbers")
-  SettingWidget widget;          // the window's control
-  const char* help;              // the CLI's help, with the valid range
+  SettingMember member;         // std::monostate for enumeration and mask rows
+  SettingEnum names;            // enumeration rows only
+  double min, max;              // the range JSON and --set accept (Limits); real, whole and optional_real
+  std::optional<Model> family;  // nullopt: both families; else the family it applies to (refused for the other)
+  const char* not_swept;        // nullptr: a sweep may vary it; else why not ("it does not change the numbers")
+  SettingWidget widget;         // the window's control
+  const char* help;             // the CLI's help, with the valid range
   // The values the window's Sweep tab starts an axis of this setting with (sweep --vary's LIST: "0:1:11",
   // "none,l2"); nullptr: the tab does not offer it (the CLI's --vary takes every row without not_swept).
   const char* window_sweep = nullptr;

@@ -21,7 +21,7 @@ nlohmann::json settings_to_json(const Settings& s);
 // `where` prefixes every key in messages ("settings" gives "settings.n: ..."; "" gives "n: ...").
 void settings_from_json(const nlohmann::json& j, Settings& s, const std::string& where = "settings");
 // One setting from command-line text ("--n 10", "--set n=10"): numbers strictly decimal, enums by
-// name, unit_input 0/1/true/false. Throws std::runtime_error naming the setting.
+// name, booleans 0/1/true/false. Throws std::runtime_error naming the setting.
 void setting_from_text(const std::string& key, const std::string& text, Settings& s);
 
 // The setting names of the CLI, presets and `--set` (one list for all of them), and the same
@@ -52,7 +52,8 @@ std::span<const SettingFlag> setting_flags();
 const SettingFlag* setting_flag(const std::string& key);
 // The setting key of a flag name or of a key ("init-std" and "init_std" both give "init_std"); "" if none.
 std::string setting_key_of(const std::string& name);
-// The default value of a setting as help texts show it ("0.5", "layernorm", "1"); "" for embed_std.
+// The default value of a setting as help texts show it ("0.5", "layernorm", "1"); "" for one unset by
+// default (an optional std, no token file).
 std::string default_text(const std::string& key);
 
 }  // namespace maskscope

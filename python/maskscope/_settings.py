@@ -1,4 +1,4 @@
-"""Keywords to settings: every setting of `maskscope-cli run`, from the core's one table (settings_text.hpp).
+"""Keywords to settings: every setting of `maskscope-cli run`, from the core's one table (settings.hpp).
 
 Python values become the text the CLI would read (ints as digits, floats as their shortest repr, names as
 given, booleans as 0/1) and the core converts and checks that text, so names, ranges and messages are the
@@ -75,8 +75,8 @@ def value_text(key, value):
 
 
 def texts(settings, caller):
-    """{keyword: value} to [(key, text)], each key once; None for a setting whose default is None (embed_std,
-    pos_std, tokens) means that default."""
+    """{keyword: value} to [(key, text)], each key once; None for a setting whose default is None (an optional
+    std that follows another, no token file) means that default."""
     out, seen = [], {}
     for name, value in settings.items():
         key = key_of(name, caller)

@@ -125,9 +125,8 @@ namespace {
 // The window's own options as typed; each is converted after parsing, in an order that does not depend on
 // the line's (the preset first; then --set and the setting flags refine it).
 struct AppFlags {
-  std::string preset, samples, export_figure, open, from_results, export_scale, export_width, tab, show, range,
-      size, theme, screenshot, screenshot_at_samples, screenshot_at_se, ui_bench, lesson, step, export_slides,
-      hide_diagonal;
+  std::string preset, samples, export_figure, open, from_results, export_scale, export_width, tab, show, range, size,
+      theme, screenshot, screenshot_at_samples, screenshot_at_se, ui_bench, lesson, step, export_slides, hide_diagonal;
   std::vector<std::string> set;             // --set key=value, in order
   std::map<std::string, std::string> text;  // setting flag -> its text (the settings table's flags)
 };
@@ -230,12 +229,12 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
   if (given("--open")) o.tensors_dir = f.open;
   if (given("--from-results")) o.results_dir = f.from_results;
   if (given("--export-scale"))
-    if (auto v = real_option("--export-scale", f.export_scale, ExportLimits::scale_min, ExportLimits::scale_max,
-                             errors))
+    if (auto v =
+            real_option("--export-scale", f.export_scale, ExportLimits::scale_min, ExportLimits::scale_max, errors))
       o.export_scale = *v;
   if (given("--export-width"))
-    if (auto v = whole_option("--export-width", f.export_width, ExportLimits::width_min, ExportLimits::width_max,
-                              errors))
+    if (auto v =
+            whole_option("--export-width", f.export_width, ExportLimits::width_min, ExportLimits::width_max, errors))
       o.export_width = int(*v);
   std::string err;
   for (const std::string& kv : f.set) {

@@ -28,13 +28,13 @@ namespace {
 
 // Where a slider spans less than the settings accept (Limits): the whole range would make it too coarse, or
 // a logarithmic slider cannot reach 0. The tooltips say so; the CLI and --set take the rest.
-constexpr int kHeadsSliderMax = 16;           // of Limits::heads_max
-constexpr int kVocabSliderLog2Max = 20;       // powers of two to 2^20, of Limits::vocab_max
-constexpr int kWidthSliderLog2Max = 12;       // parameter-free d: powers of two to 4096, of Limits::d_max
-constexpr double kInitMeanSliderMax = 10;     // |mu|, of Limits::init_mean_max
-constexpr double kStdSliderMin = 1e-4;        // a logarithmic slider: not 0
-constexpr double kStdSliderMax = 10;          // of Limits::init_std_max
-constexpr double kGammaSliderMin = 0.01;      // the residual checkbox is gamma 0
+constexpr int kHeadsSliderMax = 16;                         // of Limits::heads_max
+constexpr int kVocabSliderLog2Max = 20;                     // powers of two to 2^20, of Limits::vocab_max
+constexpr int kWidthSliderLog2Max = 12;                     // parameter-free d: powers of two to 4096, of Limits::d_max
+constexpr double kInitMeanSliderMax = 10;                   // |mu|, of Limits::init_mean_max
+constexpr double kStdSliderMin = 1e-4;                      // a logarithmic slider: not 0
+constexpr double kStdSliderMax = 10;                        // of Limits::init_std_max
+constexpr double kGammaSliderMin = 0.01;                    // the residual checkbox is gamma 0
 constexpr double kRopeSliderMin = 2, kRopeSliderMax = 1e6;  // of [Limits::rope_base_min, rope_base_max]
 constexpr std::int64_t kSamplesSliderMin = 500, kSamplesSliderMax = 100'000'000;
 
@@ -78,7 +78,8 @@ void random_network_controls(Settings& s) {
   while ((std::int64_t(1) << (log2v + 1)) <= s.vocab && log2v < kVocabSliderLog2Max) ++log2v;
   char vlabel[32];
   std::snprintf(vlabel, sizeof vlabel, "%lld", static_cast<long long>(s.vocab));
-  if (ImGui::SliderInt("vocab", &log2v, 0, kVocabSliderLog2Max, vlabel, ImGuiSliderFlags_NoInput)) s.vocab = std::int64_t(1) << log2v;
+  if (ImGui::SliderInt("vocab", &log2v, 0, kVocabSliderLog2Max, vlabel, ImGuiSliderFlags_NoInput))
+    s.vocab = std::int64_t(1) << log2v;
   explain_family(
       "Vocabulary size V: token ids are uniform over V, so small V repeats tokens (as real text does). "
       "Powers of two from 1 to 2^20 here (CLI: 1 to 10^9).",
