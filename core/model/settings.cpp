@@ -221,7 +221,8 @@ const SettingInfo kSettings[] = {
      "causal,bidirectional"},
     {"unit-input", "unit_input", K::boolean, &Settings::unit_input, {}, kU64, kU64, kPF, nullptr, W::checkbox,
      "rescale inputs to unit norm (0 | 1)",
-     "0,1"},
+     "0,1", "unit-norm inputs",
+     "Rescale every input x_i to unit L2 norm (Behind RoPE Sec. 3.2 assumes it; its closed forms need it)."},
     {"heads", "heads", K::whole, &Settings::heads, {}, Limits::heads_min, Limits::heads_max, kRW, nullptr, W::slider,
      "attention heads H [1, 64]; d divisible by H",
      "1,2,4,8"},
@@ -229,7 +230,8 @@ const SettingInfo kSettings[] = {
      W::log_slider, "vocabulary size V [1, 1e9]"},
     {"mlp", "mlp", K::boolean, &Settings::mlp, {}, kU64, kU64, kRW, nullptr, W::checkbox,
      "GELU MLP of width 4d in every block (0 | 1)",
-     "0,1"},
+     "0,1", "MLP",
+     "The block's MLP, GELU(Norm(h) W_1) W_2 with width 4d (GELU with erf), after attention."},
     {"init-mean", "init_mean", K::real, &Settings::init_mean, {}, -Limits::init_mean_max, Limits::init_mean_max, kRW,
      nullptr, W::slider, "mean of every initial weight [-100, 100]",
      "0,0.02,0.2,1"},
@@ -240,11 +242,19 @@ const SettingInfo kSettings[] = {
      W::log_slider, "std of the embedding table [0, 100] (default: init-std)"},
     {"residual-mean", "residual_mean", K::enumeration, {}, enum_names<&Settings::residual_mean, kResidualMeanNames>(),
      kU64, kU64, kRW, nullptr, W::combo,
-     "mean of W_O and W_2: init_mean (like every weight) | zero (NanoGPT's c_proj init as written)"},
+     "mean of W_O and W_2: init_mean (like every weight) | zero (NanoGPT's c_proj init as written)",
+     nullptr, "W_O W_2 mean",
+     "Mean of the residual projections W_O and W_2. init_mean: mu like every weight. zero: NanoGPT's "
+     "c_proj init as written when only _init_weights gets the changed mean (the reading that reproduces "
+     "Zuo et al. Table 4)."},
     {"hidden", "hidden", K::enumeration, {}, enum_names<&Settings::hidden, kHiddenStateNames>(), kU64, kU64, kRW,
      nullptr, W::combo,
      "hidden state measured in layers 1..L: block (the block's output) | attention (the attention sublayer's "
-     "output)"},
+     "output)",
+     nullptr, "hidden state",
+     "The hidden state of layers 1..L whose cosines, adjacency and norms are shown. block: the residual "
+     "stream after the block. attention: concat(A v) W_O before the residual add (Zuo et al.'s \"causal "
+     "attention's output embeddings\"; with it their Table 4 is reproduced)."},
     {"weights", "weights", K::enumeration, {}, enum_names<&Settings::weights, kWeightsNames>(), kU64, kU64, kRW,
      nullptr, W::combo, "per_sample (a new network every sample) | fixed (one network from --weight-seed)"},
     {"weight-seed", "weight_seed", K::u64, &Settings::weight_seed, {}, kU64, kU64, kRW, nullptr, W::input,
@@ -271,7 +281,10 @@ const SettingInfo kSettings[] = {
      "(zuo-addition, zuo-reversal, zuo-indexing, zuo-ordering); empty = ids uniform over the vocabulary"},
     {"tokens-format", "tokens_format", K::enumeration, {}, enum_names<&Settings::tokens_format, kTokensFormatNames>(),
      kU64, kU64, kRW, nullptr, W::combo,
-     "ids (whole numbers separated by spaces) | chars (every character a token, id = ASCII code - 32)"},
+     "ids (whole numbers separated by spaces) | chars (every character a token, id = ASCII code - 32)",
+     nullptr, "token format",
+     "ids: whole numbers separated by spaces. chars: every character is a token, id = ASCII code - 32 "
+     "(vocab 95 covers all)."},
     {"samples", "samples", K::whole, &Settings::samples, {}, double(Limits::samples_min),
      double(Limits::samples_max), {}, "--samples is each point's cap", W::log_slider,
      "Monte Carlo samples [1, 1e12]"},

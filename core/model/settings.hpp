@@ -156,7 +156,8 @@ enum class SettingKind {
   text,           // any text (a path); empty is null in JSON
   mask,           // "causal", "bidirectional" or "window:W" (mask and window together)
 };
-// How the window edits the setting (a hint; app/gui/window/live/controls.cpp lays the column out).
+// How the window edits the setting: checkbox and combo rows with a window_label are drawn from the row;
+// the other hints describe what controls.cpp lays out by hand.
 enum class SettingWidget { slider, log_slider, combo, checkbox, input, text_input };
 
 // The member a row reads and writes (a pointer to member; enums and the mask go through SettingEnum and
@@ -188,6 +189,11 @@ struct SettingInfo {
   // The values the window's Sweep tab starts an axis of this setting with (sweep --vary's LIST: "0:1:11",
   // "none,l2"); nullptr: the tab does not offer it (the CLI's --vary takes every row without not_swept).
   const char* window_sweep = nullptr;
+  // A checkbox or combo row with a window_label is drawn by the window's left column from the row alone
+  // (app/gui/window/live/controls.cpp, table_controls), under that label with window_help as its tooltip,
+  // greyed for the other family. nullptr: laid out by hand there, or not in the column (set by a tab).
+  const char* window_label = nullptr;
+  const char* window_help = nullptr;
 };
 
 // Every setting, in the CLI's --help order.

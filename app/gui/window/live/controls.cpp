@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <thread>
+#include <variant>
 
 #include "core/model/settings_text.hpp"
 #include "core/model/threading.hpp"
@@ -37,6 +39,22 @@ constexpr double kStdSliderMax = 10;                        // of Limits::init_s
 constexpr double kGammaSliderMin = 0.01;                    // the residual checkbox is gamma 0
 constexpr double kRopeSliderMin = 2, kRopeSliderMax = 1e6;  // of [Limits::rope_base_min, rope_base_max]
 constexpr std::int64_t kSamplesSliderMin = 500, kSamplesSliderMax = 100'000'000;
+
+// The settings table's checkbox and combo rows of `family` (nullopt: both) that the column draws from the
+// row alone (a window_label), in the table's order: a new such setting needs no code here.
+void table_controls(Settings& s, std::optional<Model> family) {
+  for (const SettingInfo& row : setting_table()) {
+    if (!row.window_label || row.family != family) continue;
+    const FamilyOnly guard(!family || *family == s.model);
+    if (row.widget == SettingWidget::checkbox && std::holds_alternative<bool Settings::*>(row.member))
+      ImGui::Checkbox(row.window_label, &(s.*std::get<bool Settings::*>(row.member)));
+    else if (row.widget == SettingWidget::combo && row.kind == SettingKind::enumeration)
+      setting_combo(row.window_label, s, row);
+    else continue;
+    explain_family(row.window_help ? row.window_help : row.help, guard.off,
+                   family == Model::parameter_free ? kParameterFreeOnly : kRandomWeightsOnly);
+  }
+}
 
 void family_controls(Settings& s) {
   Model model = s.model;
@@ -84,9 +102,6 @@ void random_network_controls(Settings& s) {
       "Vocabulary size V: token ids are uniform over V, so small V repeats tokens (as real text does). "
       "Powers of two from 1 to 2^20 here (CLI: 1 to 10^9).",
       off, kRandomWeightsOnly);
-  ImGui::Checkbox("MLP", &s.mlp);
-  explain_family("The block's MLP, GELU(Norm(h) W_1) W_2 with width 4d (GELU with erf), after attention.", off,
-                 kRandomWeightsOnly);
   const double mmin = -kInitMeanSliderMax, mmax = kInitMeanSliderMax;
   ImGui::SliderScalar("init mean", ImGuiDataType_Double, &s.init_mean, &mmin, &mmax, "%.2f",
                       ImGuiSliderFlags_AlwaysClamp);
@@ -113,18 +128,6 @@ void random_network_controls(Settings& s) {
       s.embed_std = e;
     explain_family("Standard deviation of the embedding table.", off, kRandomWeightsOnly);
   }
-  enum_combo("W_O W_2 mean", s.residual_mean, kResidualMeanNames, {"init mean", "zero (NanoGPT c_proj)"});
-  explain_family(
-      "Mean of the residual projections W_O and W_2. init mean: mu like every weight. zero: NanoGPT's "
-      "c_proj init as written when only _init_weights gets the changed mean (the reading that reproduces "
-      "Zuo et al. Table 4).",
-      off, kRandomWeightsOnly);
-  enum_combo("hidden state", s.hidden, kHiddenStateNames, {"block output", "attention output"});
-  explain_family(
-      "The hidden state of layers 1..L whose cosines, adjacency and norms are shown. block output: the "
-      "residual stream after the block. attention output: concat(A v) W_O before the residual add (Zuo et "
-      "al.'s \"causal attention's output embeddings\"; with it their Table 4 is reproduced).",
-      off, kRandomWeightsOnly);
   if (enum_combo("positions", s.pos_embedding, kPosEmbeddingNames, {"none (NoPE)", "learned absolute"})) {
     if (s.pos_embedding != PosEmbedding::learned) s.pos_std.reset();  // validate() refuses a std of no table
   }
@@ -168,11 +171,7 @@ void random_network_controls(Settings& s) {
       "builtin:zuo-ordering (Zuo et al.'s tasks, characters). Every line needs n tokens (n - 1 with BOS) and ids "
       "below vocab; a bad file is named in red below. Press Enter to apply; clear it for uniform ids.",
       off, kRandomWeightsOnly);
-  enum_combo("token format", s.tokens_format, kTokensFormatNames, {"ids (numbers)", "chars (ASCII - 32)"});
-  explain_family(
-      "ids: whole numbers separated by spaces. chars: every character is a token, id = ASCII code - 32 "
-      "(vocab 95 covers all).",
-      off, kRandomWeightsOnly);
+  table_controls(s, Model::random_weights);
 }
 
 void model_controls(Settings& s, float label_w) {
@@ -279,10 +278,8 @@ void model_controls(Settings& s, float label_w) {
       "every token leans toward (the alpha -> 1 token), so keys score higher at 0 and an attention sink forms "
       "for alpha > 0. Random weights: position 0 holds BOS, an embedding row beyond the vocabulary (id vocab). "
       "The Leakage tab shows the weight on key 0 and r_l = dR^2 bidirectional / dR^2 causal per layer.");
-  const FamilyOnly guard(!rw);
-  ImGui::Checkbox("unit-norm inputs", &s.unit_input);
-  explain_family("Rescale every input x_i to unit L2 norm (Behind RoPE Sec. 3.2 assumes it; its closed forms need it).",
-                 guard.off, kParameterFreeOnly);
+  table_controls(s, std::nullopt);
+  table_controls(s, Model::parameter_free);
 }
 
 void monte_carlo_controls(Controller& controller, Settings& s) {
