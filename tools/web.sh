@@ -21,7 +21,7 @@ fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-packages=(emscripten dpkg-dev cmake nlohmann-json3-dev libeigen3-dev libstb-dev fonts-dejavu-core python3)
+packages=(emscripten dpkg-dev cmake nlohmann-json3-dev libcli11-dev libeigen3-dev libstb-dev fonts-dejavu-core python3)
 if [ "${1:-}" = "--install" ]; then packages+=(chromium python3-websocket); fi
 missing=()
 for p in "${packages[@]}"; do
@@ -64,6 +64,7 @@ imgui_dir=${imgui_dir%/}
 # Header-only dependencies from Debian, seen by Emscripten's compiler without the rest of /usr/include.
 mkdir -p "$out/include"
 ln -sfn /usr/include/nlohmann "$out/include/nlohmann"
+ln -sfn /usr/include/CLI "$out/include/CLI"
 ln -sfn /usr/include/stb/stb_image_write.h "$out/include/stb_image_write.h"
 ln -sfn /usr/include/eigen3 "$out/include/eigen3"
 ln -sfn "$imgui_dir" "$out/include/imgui"  # <imgui/backends/...> as with libimgui-dev

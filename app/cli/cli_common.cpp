@@ -49,7 +49,7 @@ bool sums_output(const RunFlags& f) { return ends_with(f.out, kPartialSumsExtens
 // (setting_from_text), so every bad flag is reported at once, with its valid range.
 void add_setting_flags(CLI::App& cmd, RunFlags& f) {
   for (const SettingFlag& sf : setting_flags()) {
-    const std::string shown = default_text(sf.key);  // "" for embed_std, whose help says it follows init-std
+    const std::string shown = default_text(sf.key);  // "": unset by default (its help says what it follows)
     const std::string help = shown.empty() ? sf.help : std::string(sf.help) + " (default " + shown + ")";
     cmd.add_option(std::string("--") + sf.flag, f.text[sf.flag], help)->allow_extra_args(false);
   }
@@ -75,7 +75,7 @@ std::vector<SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) {
   apply_family_default_gamma(f.s, was_random_weights, cmd.count("--gamma") > 0);
   for (auto& e : validate(f.s)) {
     for (char& c : e.setting)
-      if (c == '_') c = '-';  // the flag's spelling: unit_input -> --unit-input
+      if (c == '_') c = '-';  // the flag's spelling: init_std -> --init-std
     errors.push_back(std::move(e));
   }
   if (cmd.get_option_no_throw("--save-tensors") != nullptr && cmd.count("--save-tensors") > 0) {

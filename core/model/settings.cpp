@@ -164,14 +164,149 @@ double scale_factor(Scale scale, int d) {
   return 1.0;
 }
 
+namespace {
+
+// An enum row's SettingEnum: its names in table order, read and written by index (no casts).
+template <auto Member, const auto& Table>
+constexpr SettingEnum enum_names() {
+  return {Table.size(), [](std::size_t i) { return Table[i].name; },
+          [](const Settings& s) {
+            for (std::size_t i = 0; i < Table.size(); ++i)
+              if (Table[i].value == s.*Member) return i;
+            return std::size_t{0};
+          },
+          [](Settings& s, std::size_t i) { s.*Member = Table[i].value; }};
+}
+
+using K = SettingKind;
+using W = SettingWidget;
+constexpr std::optional<Model> kPF = Model::parameter_free, kRW = Model::random_weights;
+constexpr double kU64 = 0;  // u64, boolean, enumeration, text, mask: no numeric range
+
+// The one table of settings (settings.hpp), in the CLI's --help order. A row: flag, key, kind, member, enum
+// names, range (min, max), family (kPF, kRW; {} both), why a sweep cannot vary it (nullptr: it can), the
+// window's widget, the help, and the first values of the window's Sweep tab.
+// clang-format off
+const SettingInfo kSettings[] = {
+    {"model", "model", K::enumeration, {}, enum_names<&Settings::model, kModelNames>(), kU64, kU64, {}, nullptr,
+     W::combo, "model family: parameter_free | random_weights (docs/model.md section 7)",
+     "parameter_free,random_weights"},
+    {"n", "n", K::whole, &Settings::n, {}, Limits::n_min, Limits::n_max, {}, nullptr, W::log_slider,
+     "tokens per sequence [1, 512]",
+     "4:64:5log"},
+    {"d", "d", K::whole, &Settings::d, {}, Limits::d_min, Limits::d_max, {}, nullptr, W::log_slider,
+     "hidden width [1, 65536]; random_weights [1, 4096]",
+     "4:1024:9log"},
+    {"layers", "layers", K::whole, &Settings::layers, {}, Limits::layers_min, Limits::layers_max, {}, nullptr,
+     W::slider, "layers L [1, 48]",
+     "1:8:8"},
+    {"alpha", "alpha", K::real, &Settings::alpha, {}, Limits::alpha_min, Limits::alpha_max, kPF, nullptr, W::slider,
+     "input anisotropy [0, 1]",
+     "0:0.95:20"},  // not to alpha 1: every input the same, every comparison a tie
+    {"norm", "norm", K::enumeration, {}, enum_names<&Settings::norm, kNormNames>(), kU64, kU64, {}, nullptr, W::combo,
+     "none | l2 | layernorm | rmsnorm",
+     "none,l2,layernorm,rmsnorm"},
+    {"scale", "scale", K::enumeration, {}, enum_names<&Settings::scale, kScaleNames>(), kU64, kU64, kPF, nullptr,
+     W::combo, "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)",
+     "one,sqrt_d,d"},
+    {"gamma", "gamma", K::real, &Settings::gamma, {}, Limits::gamma_min, Limits::gamma_max, {}, nullptr, W::slider,
+     "residual strength [0, 1] (random_weights: default 1)",
+     "0:1:11"},
+    {"rope", "rope", K::real, &Settings::rope_base, {}, 0.0, Limits::rope_base_max, {}, nullptr, W::log_slider,
+     "RoPE base theta; 0 = off, else [1, 1e9]",
+     "10:1000000:11log"},
+    {"rope-scramble", "rope_scramble", K::u64, &Settings::rope_scramble, {}, kU64, kU64, {}, nullptr, W::input,
+     "RoPE's frequency bands permuted over the dimensions by this seed; 0 = off (Ruscio et al.'s scrambled RoPE)"},
+    {"mask", "mask", K::mask, {}, {}, kU64, kU64, {}, nullptr, W::combo, "causal | bidirectional | window:W",
+     "causal,bidirectional"},
+    {"unit-input", "unit_input", K::boolean, &Settings::unit_input, {}, kU64, kU64, kPF, nullptr, W::checkbox,
+     "rescale inputs to unit norm (0 | 1)",
+     "0,1", "unit-norm inputs",
+     "Rescale every input x_i to unit L2 norm (Behind RoPE Sec. 3.2 assumes it; its closed forms need it)."},
+    {"heads", "heads", K::whole, &Settings::heads, {}, Limits::heads_min, Limits::heads_max, kRW, nullptr, W::slider,
+     "attention heads H [1, 64]; d divisible by H",
+     "1,2,4,8"},
+    {"vocab", "vocab", K::whole, &Settings::vocab, {}, Limits::vocab_min, Limits::vocab_max, kRW, nullptr,
+     W::log_slider, "vocabulary size V [1, 1e9]"},
+    {"mlp", "mlp", K::boolean, &Settings::mlp, {}, kU64, kU64, kRW, nullptr, W::checkbox,
+     "GELU MLP of width 4d in every block (0 | 1)",
+     "0,1", "MLP",
+     "The block's MLP, GELU(Norm(h) W_1) W_2 with width 4d (GELU with erf), after attention."},
+    {"init-mean", "init_mean", K::real, &Settings::init_mean, {}, -Limits::init_mean_max, Limits::init_mean_max, kRW,
+     nullptr, W::slider, "mean of every initial weight [-100, 100]",
+     "0,0.02,0.2,1"},
+    {"init-std", "init_std", K::real, &Settings::init_std, {}, 0.0, Limits::init_std_max, kRW, nullptr,
+     W::log_slider, "std of the initial weights [0, 100]; W_O, W_2 get std / sqrt(2 L)",
+     "0.002,0.02,0.2,1"},
+    {"embed-std", "embed_std", K::optional_real, &Settings::embed_std, {}, 0.0, Limits::init_std_max, kRW, nullptr,
+     W::log_slider, "std of the embedding table [0, 100] (default: init-std)"},
+    {"residual-mean", "residual_mean", K::enumeration, {}, enum_names<&Settings::residual_mean, kResidualMeanNames>(),
+     kU64, kU64, kRW, nullptr, W::combo,
+     "mean of W_O and W_2: init_mean (like every weight) | zero (NanoGPT's c_proj init as written)",
+     nullptr, "W_O W_2 mean",
+     "Mean of the residual projections W_O and W_2. init_mean: mu like every weight. zero: NanoGPT's "
+     "c_proj init as written when only _init_weights gets the changed mean (the reading that reproduces "
+     "Zuo et al. Table 4)."},
+    {"hidden", "hidden", K::enumeration, {}, enum_names<&Settings::hidden, kHiddenStateNames>(), kU64, kU64, kRW,
+     nullptr, W::combo,
+     "hidden state measured in layers 1..L: block (the block's output) | attention (the attention sublayer's "
+     "output)",
+     nullptr, "hidden state",
+     "The hidden state of layers 1..L whose cosines, adjacency and norms are shown. block: the residual "
+     "stream after the block. attention: concat(A v) W_O before the residual add (Zuo et al.'s \"causal "
+     "attention's output embeddings\"; with it their Table 4 is reproduced)."},
+    {"weights", "weights", K::enumeration, {}, enum_names<&Settings::weights, kWeightsNames>(), kU64, kU64, kRW,
+     nullptr, W::combo, "per_sample (a new network every sample) | fixed (one network from --weight-seed)"},
+    {"weight-seed", "weight_seed", K::u64, &Settings::weight_seed, {}, kU64, kU64, kRW, nullptr, W::input,
+     "seed of the fixed network [0, 2^64 - 1]"},
+    {"pos-embedding", "pos_embedding", K::enumeration, {},
+     enum_names<&Settings::pos_embedding, kPosEmbeddingNames>(), kU64, kU64, kRW, nullptr, W::combo,
+     "none (NoPE) | learned (an absolute position table added to the embeddings, Zuo et al. Fig. 5)"},
+    {"pos-std", "pos_std", K::optional_real, &Settings::pos_std, {}, 0.0, Limits::init_std_max, kRW, nullptr,
+     W::log_slider,
+     "std of the learned position table [0, 100] (default: the embedding std); needs pos-embedding learned"},
+    {"histograms", "histograms", K::whole, &Settings::histograms, {}, 0, Limits::histograms_max, kRW, nullptr,
+     W::input,
+     "bins of the cosine-difference and per-sample adjacency / RP histograms (Zuo et al. Fig. 2, 13); 0 = off, "
+     "else even in [2, 4096]"},
+    {"stage-grams", "stage_grams", K::boolean, &Settings::stage_grams, {}, kU64, kU64, {}, nullptr, W::checkbox,
+     "Gram matrices (mean inner products and cosines) of every stage of each layer: input, Norm, q, k, A V, "
+     "attention output, residual, MLP (0 | 1; docs/model.md section 12)"},
+    {"first-token", "first_token", K::enumeration, {}, enum_names<&Settings::first_token, kFirstTokenNames>(), kU64,
+     kU64, {}, nullptr, W::combo,
+     "none (every position exchangeable) | fixed (position 0 shared by every sequence: parameter_free v / sqrt(d), "
+     "random_weights a BOS token, id vocab)"},
+    {"tokens", "tokens", K::text, &Settings::tokens, {}, kU64, kU64, kRW, nullptr, W::text_input,
+     "random_weights: token sequences from FILE (one per line; sample s uses line s mod lines), or builtin:NAME "
+     "(zuo-addition, zuo-reversal, zuo-indexing, zuo-ordering); empty = ids uniform over the vocabulary"},
+    {"tokens-format", "tokens_format", K::enumeration, {}, enum_names<&Settings::tokens_format, kTokensFormatNames>(),
+     kU64, kU64, kRW, nullptr, W::combo,
+     "ids (whole numbers separated by spaces) | chars (every character a token, id = ASCII code - 32)",
+     nullptr, "token format",
+     "ids: whole numbers separated by spaces. chars: every character is a token, id = ASCII code - 32 "
+     "(vocab 95 covers all)."},
+    {"samples", "samples", K::whole, &Settings::samples, {}, double(Limits::samples_min),
+     double(Limits::samples_max), {}, "--samples is each point's cap", W::log_slider,
+     "Monte Carlo samples [1, 1e12]"},
+    {"seed", "seed", K::u64, &Settings::seed, {}, kU64, kU64, {}, nullptr, W::input, "random seed [0, 2^64 - 1]"},
+    {"threads", "threads", K::whole, &Settings::threads, {}, Limits::threads_min, Limits::threads_max, {},
+     "it does not change the numbers", W::slider, "worker threads [0, 256]; 0 = all cores"},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const SettingInfo> setting_table() { return kSettings; }
+
+const SettingInfo* setting_info(std::string_view key) {
+  for (const SettingInfo& row : kSettings)
+    if (key == row.key) return &row;
+  return nullptr;
+}
+
 std::optional<Model> setting_family(std::string_view key) {
-  for (std::string_view k : {"alpha", "scale", "unit_input"})
-    if (key == k) return Model::parameter_free;
-  for (std::string_view k :
-       {"heads", "vocab", "mlp", "init_mean", "init_std", "embed_std", "residual_mean", "hidden", "weights",
-        "weight_seed", "pos_embedding", "pos_std", "histograms", "tokens", "tokens_format"})
-    if (key == k) return Model::random_weights;
-  return std::nullopt;
+  const SettingInfo* row = setting_info(key);
+  return row ? row->family : std::nullopt;
 }
 
 std::string short_label(const Settings& s) {

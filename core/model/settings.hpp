@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <span>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "core/model/enum_names.hpp"
@@ -46,6 +48,9 @@ enum class TokensFormat { ids, chars };
 inline constexpr EnumTable<Norm, 4> kNormNames{
     {{Norm::none, "none"}, {Norm::l2, "l2"}, {Norm::layernorm, "layernorm"}, {Norm::rmsnorm, "rmsnorm"}}};
 inline constexpr EnumTable<Scale, 3> kScaleNames{{{Scale::one, "one"}, {Scale::sqrt_d, "sqrt_d"}, {Scale::d, "d"}}};
+// The mask's kinds; the window kind's text carries its width ("window:4", mask_to_string).
+inline constexpr EnumTable<MaskKind, 3> kMaskKindNames{
+    {{MaskKind::causal, "causal"}, {MaskKind::bidirectional, "bidirectional"}, {MaskKind::window, "window"}}};
 inline constexpr EnumTable<Model, 2> kModelNames{
     {{Model::parameter_free, "parameter_free"}, {Model::random_weights, "random_weights"}}};
 inline constexpr EnumTable<WeightsMode, 2> kWeightsNames{
@@ -135,6 +140,66 @@ struct Limits {
   static constexpr double init_std_max = 100.0;
   static constexpr int histograms_max = 4096;  // bins
 };
+
+// The settings descriptor table (after Dear ImGui's GStyleVarInfo): one row per setting with its member,
+// its command-line flag, its --set / JSON key, what its value is, its valid range, its model family,
+// whether a sweep may vary it, the window's widget for it and its help. Every front end reads this table:
+// JSON in and out, `--set`, the CLI's and the window's flags, Python's keywords, the sweep's axes, the
+// window's combos and the docs' check (settings_text.hpp). A new setting is a field and a row.
+enum class SettingKind {
+  real,           // double in [min, max]
+  whole,          // int or int64 in [min, max]
+  u64,            // a seed: the full unsigned 64-bit range
+  optional_real,  // std::optional<double> in [min, max]; null (unset) follows another setting
+  boolean,        // 0 / 1 / true / false
+  enumeration,    // a name of the row's enum table (settings.hpp's k*Names)
+  text,           // any text (a path); empty is null in JSON
+  mask,           // "causal", "bidirectional" or "window:W" (mask and window together)
+};
+// How the window edits the setting: checkbox and combo rows with a window_label are drawn from the row;
+// the other hints describe what controls.cpp lays out by hand.
+enum class SettingWidget { slider, log_slider, combo, checkbox, input, text_input };
+
+// The member a row reads and writes (a pointer to member; enums and the mask go through SettingEnum and
+// mask_to_string / parse_mask instead).
+using SettingMember =
+    std::variant<std::monostate, int Settings::*, std::int64_t Settings::*, std::uint64_t Settings::*,
+                 double Settings::*, std::optional<double> Settings::*, bool Settings::*, std::string Settings::*>;
+
+// An enum row's names (its EnumTable) and its member, by the index into that table: a combo box lists the
+// names in table order and sets the value of the picked index, so reordering an enum breaks nothing.
+struct SettingEnum {
+  std::size_t count = 0;
+  std::string_view (*name_at)(std::size_t) = nullptr;
+  std::size_t (*index_of)(const Settings&) = nullptr;  // the current value's index in the table
+  void (*set_index)(Settings&, std::size_t) = nullptr;
+};
+
+struct SettingInfo {
+  const char* flag;  // as typed, without "--" (dashes: "init-std")
+  const char* key;   // the --set / JSON key (underscores: "init_std")
+  SettingKind kind;
+  SettingMember member;         // std::monostate for enumeration and mask rows
+  SettingEnum names;            // enumeration rows only
+  double min, max;              // the range JSON and --set accept (Limits); real, whole and optional_real
+  std::optional<Model> family;  // nullopt: both families; else the family it applies to (refused for the other)
+  const char* not_swept;        // nullptr: a sweep may vary it; else why not ("it does not change the numbers")
+  SettingWidget widget;         // the window's control
+  const char* help;             // the CLI's help, with the valid range
+  // The values the window's Sweep tab starts an axis of this setting with (sweep --vary's LIST: "0:1:11",
+  // "none,l2"); nullptr: the tab does not offer it (the CLI's --vary takes every row without not_swept).
+  const char* window_sweep = nullptr;
+  // A checkbox or combo row with a window_label is drawn by the window's left column from the row alone
+  // (app/gui/window/live/controls.cpp, table_controls), under that label with window_help as its tooltip,
+  // greyed for the other family. nullptr: laid out by hand there, or not in the column (set by a tab).
+  const char* window_label = nullptr;
+  const char* window_help = nullptr;
+};
+
+// Every setting, in the CLI's --help order.
+std::span<const SettingInfo> setting_table();
+// The row of a key ("init_std"), or nullptr.
+const SettingInfo* setting_info(std::string_view key);
 
 struct SettingError {
   std::string setting;  // the setting's name as the CLI spells it, e.g. "alpha"

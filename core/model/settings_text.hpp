@@ -21,7 +21,7 @@ nlohmann::json settings_to_json(const Settings& s);
 // `where` prefixes every key in messages ("settings" gives "settings.n: ..."; "" gives "n: ...").
 void settings_from_json(const nlohmann::json& j, Settings& s, const std::string& where = "settings");
 // One setting from command-line text ("--n 10", "--set n=10"): numbers strictly decimal, enums by
-// name, unit_input 0/1/true/false. Throws std::runtime_error naming the setting.
+// name, booleans 0/1/true/false. Throws std::runtime_error naming the setting.
 void setting_from_text(const std::string& key, const std::string& text, Settings& s);
 
 // The setting names of the CLI, presets and `--set` (one list for all of them), and the same
@@ -41,21 +41,19 @@ void check_object_keys(const nlohmann::json& j, const std::string& where, std::i
 // `--set`, presets, the window's model switch) applies this one rule.
 void apply_family_default_gamma(Settings& s, bool was_random_weights, bool gamma_given);
 
-// One command-line flag of a setting: the CLI's `run`, `leakage` and (later) `sweep` take every one.
-// What a setting's text is: a real number, a whole number, or a name (an enum's, a mask, or 0/1).
+// One command-line flag of a setting: the CLI's `run`, `leakage`, `sweep` and `probe` and the window take
+// every row of the settings table (settings.hpp) as a flag. What a setting's text is for a sweep's ranges:
+// a real number, a whole number (rounded from a range), or a name (an enum's, a mask, a path, or 0/1).
 enum class SettingValue { real, whole, name };
-struct SettingFlag {
-  const char* flag;    // as typed, without "--" (dashes: "init-std")
-  const char* key;     // the setting's JSON / --set name (underscores: "init_std")
-  const char* help;    // with the valid range; a flag of the other model family is refused (setting_family)
-  SettingValue value;  // what its text is (a sweep's ranges need numbers, and round whole ones)
-};
+using SettingFlag = SettingInfo;
+SettingValue setting_value(const SettingInfo& row);
 std::span<const SettingFlag> setting_flags();
-// The flag of a setting key ("init_std"), or nullptr.
+// The row of a setting key ("init_std"), or nullptr (setting_info).
 const SettingFlag* setting_flag(const std::string& key);
 // The setting key of a flag name or of a key ("init-std" and "init_std" both give "init_std"); "" if none.
 std::string setting_key_of(const std::string& name);
-// The default value of a setting as help texts show it ("0.5", "layernorm", "1"); "" for embed_std.
+// The default value of a setting as help texts show it ("0.5", "layernorm", "1"); "" for one unset by
+// default (an optional std, no token file).
 std::string default_text(const std::string& key);
 
 }  // namespace maskscope

@@ -19,11 +19,12 @@ namespace maskscope {
 
 namespace {
 
-// Settings whose values are names or 0/1: a list only, no range (settings_text's table says which).
-bool categorical(const std::string& key) { return setting_flag(key)->value == SettingValue::name; }
+// Settings whose values are names or 0/1: a list only, no range (the settings table says which).
+bool categorical(const std::string& key) { return setting_value(*setting_info(key)) == SettingValue::name; }
 
-// samples is each point's cap and threads does not change the numbers: neither is a sweep's axis.
-bool sweepable(const std::string& key) { return key != "samples" && key != "threads"; }
+// The settings table says which settings a sweep may vary, and why not the others (samples is each point's
+// cap, threads does not change the numbers).
+bool sweepable(const std::string& key) { return setting_info(key)->not_swept == nullptr; }
 
 std::string sweepable_keys_text() {
   std::string text;
@@ -33,7 +34,7 @@ std::string sweepable_keys_text() {
 }
 
 // Settings that are whole numbers: a range's values are rounded and their duplicates dropped.
-bool whole(const std::string& key) { return setting_flag(key)->value == SettingValue::whole; }
+bool whole(const std::string& key) { return setting_value(*setting_info(key)) == SettingValue::whole; }
 
 // The shortest text that reads back as x (std::to_chars): 0.1 stays "0.1".
 std::string shortest(double x) {
@@ -165,12 +166,10 @@ SweepAxis parse_sweep_axis(const std::string& spec) {
     throw std::runtime_error(axis.key + ": '" + printable(list) +
                              "' holds a control character or invalid UTF-8; valid: printable text");
   if (!sweepable(axis.key))
-    throw std::runtime_error(
-        axis.key + " cannot be swept (" +
-        (axis.key == "samples" ? "--samples is each point's cap" : "it does not change the numbers") + ")");
+    throw std::runtime_error(axis.key + " cannot be swept (" + setting_info(axis.key)->not_swept + ")");
   if (list.empty()) throw std::runtime_error(axis.key + ": the list of values is empty");
   const bool range = list.find(',') == std::string::npos && std::count(list.begin(), list.end(), ':') == 2;
-  if (!range && axis.key != "mask" && list.find(':') != std::string::npos)
+  if (!range && setting_info(axis.key)->kind != SettingKind::mask && list.find(':') != std::string::npos)
     throw std::runtime_error("'" + list +
                              "' is neither a list a,b,c nor a range START:STOP:COUNT or START:STOP:COUNTlog");
   if (range) {

@@ -1,4 +1,4 @@
-"""Keywords to settings: every setting of `maskscope-cli run`, from the core's one table (settings_text.hpp).
+"""Keywords to settings: every setting of `maskscope-cli run`, from the core's one table (settings.hpp).
 
 Python values become the text the CLI would read (ints as digits, floats as their shortest repr, names as
 given, booleans as 0/1) and the core converts and checks that text, so names, ranges and messages are the
@@ -10,26 +10,28 @@ import numbers
 
 from . import _maskscope as _core
 
-# (flag, key, help, kind, default text) per setting, in the CLI's order; kind is "real", "whole" or "name".
-FLAGS = [tuple(f) for f in _core.setting_flags()]
-KEYS = [f[1] for f in FLAGS]
-_KIND = {f[1]: f[3] for f in FLAGS}
-_BOOLEAN = ("unit_input", "mlp", "stage_grams")  # names of 0/1, which also take True/False
+# The core's settings table (core/model/settings.hpp), one tuple per setting in the CLI's order:
+# (flag, key, help, kind, default text, family, sweepable, enum names); kind is "real", "whole", "u64",
+# "optional_real", "boolean", "enumeration", "text" or "mask".
+TABLE = [tuple(f) for f in _core.setting_table()]
+KEYS = [f[1] for f in TABLE]
+_KIND = {f[1]: f[3] for f in TABLE}
+_NUMBER = ("real", "whole", "u64", "optional_real")
 
 
-def _default(key, kind, text):
+def _default(kind, text):
     if text == "":
-        return None  # embed_std: follows init_std
-    if key in _BOOLEAN:
+        return None  # an optional std follows another (init_std, the embedding std); no token file
+    if kind == "boolean":
         return text == "1"
     if kind == "real":
         return float(text)
-    if kind == "whole":
+    if kind in ("whole", "u64"):
         return int(text)
     return text
 
 
-DEFAULTS = {f[1]: _default(f[1], f[3], f[4]) for f in FLAGS}
+DEFAULTS = {f[1]: _default(f[3], f[4]) for f in TABLE}
 
 
 def key_of(name, caller):
@@ -53,15 +55,15 @@ def value_text(key, value):
         if isinstance(value, numbers.Real):
             return repr(float(value))
         raise TypeError(f"{key}: expected a number or a name, got {type(value).__name__}")
-    if kind == "name":
-        if key in _BOOLEAN:
-            if isinstance(value, bool) or type(value).__name__ == "bool_":
-                return "1" if value else "0"
-            if isinstance(value, numbers.Integral):
-                return str(int(value))
-            if isinstance(value, str):
-                return value
-            raise TypeError(f"{key}: expected True/False or 0/1, got {type(value).__name__} {value!r}")
+    if kind == "boolean":
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            return "1" if value else "0"
+        if isinstance(value, numbers.Integral):
+            return str(int(value))
+        if isinstance(value, str):
+            return value
+        raise TypeError(f"{key}: expected True/False or 0/1, got {type(value).__name__} {value!r}")
+    if kind not in _NUMBER:
         if isinstance(value, str):
             return value
         raise TypeError(f"{key}: expected a name (str), got {type(value).__name__} {value!r}")
@@ -73,14 +75,15 @@ def value_text(key, value):
 
 
 def texts(settings, caller):
-    """{keyword: value} to [(key, text)], each key once; None for embed_std means its default (init_std)."""
+    """{keyword: value} to [(key, text)], each key once; None for a setting whose default is None (an optional
+    std that follows another, no token file) means that default."""
     out, seen = [], {}
     for name, value in settings.items():
         key = key_of(name, caller)
         if key in seen:
             raise TypeError(f"{caller}() got the setting '{key}' twice ('{seen[key]}' and '{name}')")
         seen[key] = name
-        if value is None and key == "embed_std":
+        if value is None and DEFAULTS[key] is None:
             continue
         out.append((key, value_text(key, value)))
     return out
@@ -95,7 +98,7 @@ def signature(extra):
 def settings_doc():
     """One line per setting: its key, default and the CLI's help (the valid range)."""
     lines = []
-    for flag, key, help_text, kind, default in FLAGS:
+    for flag, key, help_text, kind, default, *_ in TABLE:
         shown = "" if default == "" else f" (default {default})"
         lines.append(f"    {key}: {help_text}{shown}")
     return "\n".join(lines)

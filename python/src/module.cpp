@@ -15,13 +15,18 @@ using namespace maskscope;
 
 namespace {
 
-const char* kind_name(SettingValue v) {
-  switch (v) {
-    case SettingValue::real: return "real";
-    case SettingValue::whole: return "whole";
-    case SettingValue::name: return "name";
+const char* kind_name(SettingKind k) {
+  switch (k) {
+    case SettingKind::real: return "real";
+    case SettingKind::whole: return "whole";
+    case SettingKind::u64: return "u64";
+    case SettingKind::optional_real: return "optional_real";
+    case SettingKind::boolean: return "boolean";
+    case SettingKind::enumeration: return "enumeration";
+    case SettingKind::text: return "text";
+    case SettingKind::mask: return "mask";
   }
-  return "name";
+  return "text";
 }
 
 }  // namespace
@@ -30,14 +35,20 @@ PYBIND11_MODULE(_maskscope, m) {
   m.doc() = "maskscope's core (maskscope_core) for Python; use the package maskscope, which documents it";
   m.attr("version") = kVersion;
   m.def(
-      "setting_flags",
+      "setting_table",
       [] {
         py::list out;
-        for (const SettingFlag& f : setting_flags())
-          out.append(py::make_tuple(f.flag, f.key, f.help, kind_name(f.value), default_text(f.key)));
+        for (const SettingInfo& f : setting_table()) {
+          py::list names;
+          for (std::size_t i = 0; i < f.names.count; ++i) names.append(std::string(f.names.name_at(i)));
+          out.append(py::make_tuple(f.flag, f.key, f.help, kind_name(f.kind), default_text(f.key),
+                                    f.family ? py::object(py::str(std::string(to_string(*f.family)))) : py::none(),
+                                    f.not_swept == nullptr, names));
+        }
         return out;
       },
-      "Every setting of `maskscope-cli run`: (flag, key, help, kind, default as text)");
+      "The settings table (core/model/settings.hpp), one tuple per setting in the CLI's order: (flag, key, help, "
+      "kind, default as text, family or None for both, sweepable, enum names)");
   m.def("setting_key_of", &setting_key_of, "The setting key of a flag or key name; '' if none");
   m.def("sweep_metric_names", [] { return sweep_metric_names_text(); });
   m.def(

@@ -19,7 +19,12 @@ set(CASES
   "--set n=512 --set layers=16|the window allows 768 MB"
   "--open /nonexistent-tensors|--open: /nonexistent-tensors: not a folder"
   "--open /tmp|manifest.json: missing"
-  "--from-results /tmp|--from-results needs --preset with a figure")
+  "--from-results /tmp|--from-results needs --preset with a figure"
+  "--set model=random_weights --init-std 200|--init-std: 200 is out of range"
+  "--set model=random_weights --alpha 0.3|--alpha: applies to --model parameter_free only"
+  "--n 0x10|--n: '0x10' is not a decimal number"
+  "--no-such-option|--no-such-option"
+  "--screenshot --exit-when-done|--screenshot needs a value, got the flag '--exit-when-done'")
 foreach(case ${CASES})
   string(FIND "${case}" "|" bar)
   string(SUBSTRING "${case}" 0 ${bar} cmdline)

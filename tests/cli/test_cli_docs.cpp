@@ -1,6 +1,7 @@
 // docs/cli.md is held to the tool: every subcommand of `maskscope-cli --help`, and every flag and positional
 // argument of each `<subcommand> --help`, must have a row in a table of the doc's section of that subcommand;
-// a flag the doc's tables list must exist.
+// a flag the doc's tables list must exist; and every row of the settings table has its row, with its default,
+// in `run`'s tables.
 #include <doctest/doctest.h>
 
 #include <set>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "cli_test_helpers.hpp"
+#include "core/model/settings_text.hpp"
 
 using namespace cli_test;
 
@@ -121,4 +123,47 @@ TEST_CASE("docs/cli.md documents every subcommand, flag and argument that --help
     CHECK(section.find("maskscope-cli " + sub + " ") != std::string::npos);
   }
   CHECK(checked >= 40);  // run and leakage alone have 23 setting flags each
+}
+
+TEST_CASE("docs/cli.md's run table gives every setting of the settings table its flag and its default") {
+  const std::string section = doc_section(slurp(MASKSCOPE_CLI_DOC), "run");
+  REQUIRE(!section.empty());
+  for (const maskscope::SettingInfo& row : maskscope::setting_table()) {
+    const std::string flag = std::string("--") + row.flag, key = row.key;
+    INFO("setting " << key << ": docs/cli.md's run section needs a row \"| `" << flag
+                    << "` | meaning | default | range |\"");
+    // The row whose first cell names the flag; a cell may name several ("`--init-mean`, `--init-std`"), and then
+    // the default cell gives their defaults in the same order ("0, 0.02").
+    std::istringstream lines(section);
+    std::string line, shown;
+    bool found = false;
+    while (!found && std::getline(lines, line)) {
+      if (line.rfind("| `", 0) != 0) continue;
+      std::vector<std::string> cells;
+      std::istringstream cs(line);
+      for (std::string c; std::getline(cs, c, '|');) cells.push_back(c);
+      if (cells.size() < 4) continue;
+      std::vector<std::string> flags, defaults;
+      std::istringstream fs(cells[1]), ds(cells[3]);
+      for (std::string f; std::getline(fs, f, ',');)
+        flags.push_back(f.substr(f.find('`') + 1, f.rfind('`') - f.find('`') - 1));
+      for (std::string d; std::getline(ds, d, ',');) defaults.push_back(d);
+      for (std::size_t k = 0; k < flags.size(); ++k)
+        if (flags[k] == flag) {
+          found = true;
+          shown = flags.size() > 1 && defaults.size() == flags.size() ? defaults[k] : cells[3];
+        }
+    }
+    REQUIRE(found);
+    const std::string value = maskscope::default_text(key);
+    INFO("default column '" << shown << "', the table's default '" << value << "'");
+    if (value.empty()) continue;  // unset by default: the doc says what it follows
+    if (maskscope::setting_value(row) == maskscope::SettingValue::name) {
+      CHECK(shown.find(value) != std::string::npos);
+    } else {  // the first number in the cell
+      const std::size_t digit = shown.find_first_of("-0123456789");
+      REQUIRE(digit != std::string::npos);
+      CHECK(std::stod(shown.substr(digit)) == std::stod(value));
+    }
+  }
 }

@@ -7,7 +7,7 @@
 # the simulation's threads as Web Workers (pthreads), figure PNGs drawn by the browser from the SVG,
 # and exported files handed to the browser as downloads.
 set(MASKSCOPE_IMGUI_DIR "" CACHE PATH "Dear ImGui 1.86 sources (imgui.cpp, backends/): tools/web.sh fetches them")
-set(MASKSCOPE_WEB_INCLUDE "" CACHE PATH "Header-only dependencies for the browser build (nlohmann/, stb_image_write.h)")
+set(MASKSCOPE_WEB_INCLUDE "" CACHE PATH "Header-only dependencies for the browser build (nlohmann/, CLI/, stb_image_write.h)")
 set(MASKSCOPE_WEB_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf" CACHE FILEPATH "The window's font")
 set(MASKSCOPE_WEB_SITE "${PROJECT_BINARY_DIR}/site" CACHE PATH "The static folder the page is built into")
 set(MASKSCOPE_WEB_SIMD ON CACHE BOOL "Compile the kernels' 8-lane vectors to wasm SIMD128 (else scalar)")
@@ -15,7 +15,8 @@ set(MASKSCOPE_WEB_SIMD ON CACHE BOOL "Compile the kernels' 8-lane vectors to was
 # SharedArrayBuffer needs; index.html loads it where crossOriginIsolated is false. tools/web.sh builds
 # both into the same folder (two build trees).
 set(MASKSCOPE_WEB_THREADS ON CACHE BOOL "Web Workers sharing memory (-pthread); OFF: the one-thread page")
-if(NOT EXISTS ${MASKSCOPE_IMGUI_DIR}/imgui.cpp OR NOT EXISTS ${MASKSCOPE_WEB_INCLUDE}/nlohmann/json.hpp)
+if(NOT EXISTS ${MASKSCOPE_IMGUI_DIR}/imgui.cpp OR NOT EXISTS ${MASKSCOPE_WEB_INCLUDE}/nlohmann/json.hpp
+   OR NOT EXISTS ${MASKSCOPE_WEB_INCLUDE}/CLI/CLI.hpp)
   message(FATAL_ERROR "maskscope web: set MASKSCOPE_IMGUI_DIR and MASKSCOPE_WEB_INCLUDE (bash tools/web.sh does)")
 endif()
 
@@ -49,6 +50,10 @@ endif()
 add_library(maskscope_web_json INTERFACE)
 target_include_directories(maskscope_web_json SYSTEM INTERFACE ${MASKSCOPE_WEB_INCLUDE})
 add_library(nlohmann_json::nlohmann_json ALIAS maskscope_web_json)
+# The window's command line (the page's link) is read by CLI11, header-only, as on the desktop.
+add_library(maskscope_web_cli11 INTERFACE)
+target_include_directories(maskscope_web_cli11 SYSTEM INTERFACE ${MASKSCOPE_WEB_INCLUDE})
+add_library(CLI11::CLI11 ALIAS maskscope_web_cli11)
 
 add_subdirectory(core)
 # clang on wasm32 about the core, which is written for GCC on x86-64 Linux: GCC's per-function

@@ -1,9 +1,12 @@
 // Command-line parsing for the window (see app_options.hpp).
 #include "window/app_options.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <vector>
 
 #include "core/formats/atomic_file.hpp"
@@ -117,132 +120,191 @@ void load_stored_results(AppOptions& o, std::vector<std::string>& errors) {
 
 }  // namespace
 
+namespace {
+
+// The window's own options as typed; each is converted after parsing, in an order that does not depend on
+// the line's (the preset first; then --set and the setting flags refine it).
+struct AppFlags {
+  std::string preset, samples, export_figure, open, from_results, export_scale, export_width, tab, show, range, size,
+      theme, screenshot, screenshot_at_samples, screenshot_at_se, ui_bench, lesson, step, export_slides, hide_diagonal;
+  std::vector<std::string> set;             // --set key=value, in order
+  std::map<std::string, std::string> text;  // setting flag -> its text (the settings table's flags)
+};
+
+// CLI11 reads the line: every option, the setting flags of the settings table (as maskscope-cli's), --help.
+void add_app_flags(CLI::App& app, AppFlags& f) {
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last one given counts
+  auto opt = [&](const char* name, std::string& into, const std::string& help, const char* type = "TEXT") {
+    return app.add_option(name, into, help)->allow_extra_args(false)->type_name(type);
+  };
+  opt("--preset", f.preset, "a preset file or a shipped preset's name (first, wherever it stands)", "FILE|NAME");
+  app.add_option("--set", f.set, "key=value: one setting (as in presets; repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  opt("--samples", f.samples, "Monte Carlo samples (with --lesson: a cap for every step)", "N");
+  opt("--tab", f.tab, enum_names_text(kTabNames, " | "), "TAB");
+  opt("--show", f.show, enum_names_text(kQuantityNames, " | "), "MAP");
+  opt("--range", f.range, enum_names_text(kRangeModeNames, " | "), "MODE");
+  opt("--size", f.size, "window size WxH, W in [320, 8192], H in [240, 8192]", "WxH");
+  opt("--theme", f.theme, "dark | light", "dark|light");
+  opt("--hide-diagonal", f.hide_diagonal, "0 | 1", "0|1");
+  opt("--screenshot", f.screenshot, "FILE: a PNG of the window, then exit with --exit-when-done", "FILE");
+  opt("--screenshot-at-samples", f.screenshot_at_samples, "take the screenshot once the live run has N samples", "N");
+  opt("--screenshot-at-se", f.screenshot_at_se, "... once the largest SE on screen is at most X", "X");
+  opt("--export-figure", f.export_figure, "DIR: export the preset's figure (or its sweep on --tab sweep)", "DIR");
+  opt("--from-results", f.from_results, "RESULTS_DIR: the figure's runs from merged .msum files", "RESULTS_DIR");
+  opt("--export-scale", f.export_scale, "the exported PNGs' scale", "S");
+  opt("--export-width", f.export_width, "the exported PNGs' width in pixels", "PX");
+  app.add_flag("--exit-when-done")->description("quit once the screenshot or export is written");
+  opt("--ui-bench", f.ui_bench, "N: restarts to drive for the frame-time benchmark", "N");
+  opt("--open", f.open, "TENSOR_DIR: a real model's tensor folder", "TENSOR_DIR");
+  opt("--lesson", f.lesson, "NAME|FILE: start a lesson", "NAME|FILE");
+  opt("--step", f.step, "K: the lesson's step to start at (1-based)", "K");
+  app.add_flag("--present")->description("presentation mode");
+  opt("--export-slides", f.export_slides, "DIR: one PNG per lesson step and slides.md", "DIR");
+  // Every setting as a flag, as maskscope-cli's run takes it, unless the window has an option of that name.
+  for (const SettingInfo& row : setting_table()) {
+    const std::string flag = std::string("--") + row.flag;
+    if (app.get_option_no_throw(flag) != nullptr) continue;  // --samples: the window's (a lesson's cap)
+    const std::string shown = default_text(row.key);
+    opt(flag.c_str(), f.text[row.flag], std::string(row.help) + (shown.empty() ? "" : " (default " + shown + ")"))
+        ->group("Settings");
+  }
+  std::string presets;
+  for (const auto& p : shipped_presets()) presets += " " + p.name;
+  app.footer("keys of --set: " + setting_keys_text() + "\npresets:" + presets);
+}
+
+void load_preset(const std::string& name, AppOptions& o, std::vector<std::string>& errors) {
+  Preset p;
+  std::string error;
+  if (const Preset* shipped = find_shipped_preset(name)) p = *shipped;
+  else if (!load_preset_file(name, p, error)) errors.push_back("--preset: " + error);
+  if (!error.empty()) return;
+  o.preset = p;
+  o.settings = p.settings;
+  o.samples_given = true;
+  const bool light = o.view.light_theme;
+  o.view = p.view;
+  o.view.light_theme = light;
+}
+
+}  // namespace
+
 int parse_app_options(int argc, char** argv, AppOptions& o) {
+  CLI::App app{"maskscope: positional information from the causal mask, live (docs/window.md)", "maskscope"};
+  AppFlags f;
+  add_app_flags(app, f);
   std::vector<std::string> errors;
+  // A flag is never a value: "--preset --set n=3" names the missing value (CLI11 would take "--set" as it).
+  for (int k = 1; k + 1 < argc; ++k) {
+    const CLI::Option* opt = app.get_option_no_throw(argv[k]);
+    if (opt && opt->get_expected_min() > 0 && std::string(argv[k + 1]).rfind("--", 0) == 0)
+      errors.push_back(std::string(argv[k]) + " needs a value, got the flag '" + argv[k + 1] + "'");
+  }
+  try {
+    if (!errors.empty()) throw CLI::ParseError("", CLI::ExitCodes::ArgumentMismatch);
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::printf("%s", app.help().c_str());
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (errors.empty()) errors.push_back(std::string(e.what()) + " (see --help)");
+    o.errors = errors;  // the browser build shows them on the page
+    for (const auto& m : errors) std::fprintf(stderr, "maskscope: %s\n", m.c_str());
+    return 2;
+  }
+  auto given = [&](const char* name) { return app.count(name) > 0; };
   // The preset comes first, whatever its place on the line: --set, --tab and --show refine it.
-  bool preset_given = false;
-  for (int k = 1; k + 1 < argc; ++k)
-    if (std::string(argv[k]) == "--preset") {
-      preset_given = true;
-      const std::string name = argv[k + 1];
-      if (name.rfind("--", 0) == 0) {
-        errors.push_back("--preset needs a preset file or a shipped preset's name, got the flag '" + name + "'");
-        continue;
-      }
-      Preset p;
-      std::string error;
-      if (const Preset* shipped = find_shipped_preset(name)) p = *shipped;
-      else if (!load_preset_file(name, p, error)) errors.push_back("--preset: " + error);
-      if (error.empty()) {
-        o.preset = p;
-        o.settings = p.settings;
-        o.samples_given = true;
-        const bool light = o.view.light_theme;
-        o.view = p.view;
-        o.view.light_theme = light;
-      }
-    }
+  const bool preset_given = given("--preset");
+  if (preset_given) load_preset(f.preset, o, errors);
   std::optional<std::int64_t> samples;
   const bool was_random_weights = o.settings.random_weights();
-  bool gamma_given = false, size_given = false;
-  for (int k = 1; k < argc; ++k) {
-    const std::string a = argv[k];
-    auto next = [&]() -> std::string {
-      if (k + 1 >= argc || std::string(argv[k + 1]).rfind("--", 0) == 0) {  // a flag is never a value
-        errors.push_back(a + " needs a value");
-        return "";
-      }
-      return argv[++k];
-    };
-    std::string err;
-    if (a == "--preset") {
-      if (k + 1 < argc && std::string(argv[k + 1]).rfind("--", 0) != 0) ++k;  // read (or refused) above
-    } else if (a == "--samples") {
-      if (auto v = whole_option(a, next(), Limits::samples_min, Limits::samples_max, errors)) samples = *v;
-    } else if (a == "--export-figure") {
-      o.export_dir = next();
-      if (o.export_dir.empty()) errors.push_back("--export-figure needs a folder");
-    } else if (a == "--open") {
-      o.tensors_dir = next();
-    } else if (a == "--from-results") {
-      o.results_dir = next();
-    } else if (a == "--export-scale") {
-      if (auto v = real_option(a, next(), ExportLimits::scale_min, ExportLimits::scale_max, errors))
-        o.export_scale = *v;
-    } else if (a == "--export-width") {
-      if (auto v = whole_option(a, next(), ExportLimits::width_min, ExportLimits::width_max, errors))
-        o.export_width = int(*v);
-    } else if (a == "--set") {
-      const std::string kv = next();
-      if (!apply_set(kv, o.settings, err)) errors.push_back(err);
-      if (kv.rfind("samples=", 0) == 0) o.samples_given = true;
-      if (kv.rfind("gamma=", 0) == 0) gamma_given = true;
-    } else if (a == "--tab" || a == "--show" || a == "--range") {
-      const std::string t = next();
-      try {  // the parsers name the option and the valid values
-        if (a == "--tab") o.view.tab = parse_tab(t, a);
-        else if (a == "--show") o.view.quantity = parse_quantity(t, a);
-        else o.view.range = parse_range_mode(t, a);
-      } catch (const std::exception& e) { errors.push_back(e.what()); }
-    } else if (a == "--size") {
-      size_given = true;
-      const std::string t = next();
-      if (std::sscanf(t.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240 ||
-          o.width > 8192 || o.height > 8192)
-        errors.push_back("--size: '" + t + "'; valid: WxH with W in [320, 8192], H in [240, 8192]");
-    } else if (a == "--theme") {
-      const std::string t = next();
-      if (t == "light") o.view.light_theme = true;
-      else if (t == "dark") o.view.light_theme = false;
-      else errors.push_back("--theme: '" + t + "'; valid: dark, light");
-    } else if (a == "--screenshot") {
-      o.screenshot = next();
-    } else if (a == "--screenshot-at-samples") {
-      if (auto v = whole_option(a, next(), 1, Limits::samples_max, errors)) o.screenshot_at_samples = *v;
-    } else if (a == "--screenshot-at-se") {
-      if (auto v = real_option(a, next(), 1e-12, 1e6, errors)) o.screenshot_at_se = *v;
-    } else if (a == "--exit-when-done") {
-      o.exit_when_done = true;
-    } else if (a == "--ui-bench") {
-      if (auto v = whole_option(a, next(), 1, 10000, errors)) o.ui_bench = int(*v);
-    } else if (a == "--lesson") {
-      const std::string name = next();
-      if (const Lesson* shipped = find_shipped_lesson(name)) o.lesson = *shipped;
-      else if (!name.empty()) {
-        Lesson l;
-        std::string error;
-        if (load_lesson_file(name, l, error)) o.lesson = l;
-        else errors.push_back("--lesson: " + error);
-      }
-    } else if (a == "--step") {
-      if (auto v = whole_option(a, next(), 1, 1000, errors)) o.lesson_step = int(*v);
-    } else if (a == "--present") {
-      o.present = true;
-    } else if (a == "--export-slides") {
-      o.slides_dir = next();
-    } else if (a == "--hide-diagonal") {
-      const std::string t = next();
-      if (t == "1" || t == "true") o.view.hide_diagonal = true;
-      else if (t == "0" || t == "false") o.view.hide_diagonal = false;
-      else errors.push_back("--hide-diagonal: '" + t + "'; valid: 0, 1, false, true");
-    } else if (a == "--help" || a == "-h") {
-      std::printf(
-          "maskscope [--preset FILE|NAME] [--set key=value ...] [--samples N]\n"
-          "          [--tab %s] [--show %s]\n"
-          "          [--range %s] [--size WxH] [--theme dark|light] [--hide-diagonal 0|1]\n"
-          "          [--screenshot FILE [--screenshot-at-samples N | --screenshot-at-se X]]\n"
-          "          [--export-figure DIR [--from-results RESULTS_DIR]] [--export-scale S] [--export-width PX]\n"
-          "          [--exit-when-done] [--ui-bench N] [--open TENSOR_DIR]\n"
-          "          [--lesson NAME|FILE [--step K] [--present] [--export-slides DIR]]\n"
-          "keys: %s\npresets:",
-          enum_names_text(kTabNames, "|").c_str(), enum_names_text(kQuantityNames, "|").c_str(),
-          enum_names_text(kRangeModeNames, "|").c_str(), setting_keys_text().c_str());
-      for (const auto& p : shipped_presets()) std::printf(" %s", p.name.c_str());
-      std::printf("\n");
-      return 0;
-    } else {
-      errors.push_back("unknown option '" + a + "' (see --help)");
+  bool gamma_given = false;
+  if (given("--samples"))
+    if (auto v = whole_option("--samples", f.samples, Limits::samples_min, Limits::samples_max, errors)) samples = *v;
+  if (given("--export-figure")) o.export_dir = f.export_figure;
+  if (given("--export-figure") && o.export_dir.empty()) errors.push_back("--export-figure needs a folder");
+  if (given("--open")) o.tensors_dir = f.open;
+  if (given("--from-results")) o.results_dir = f.from_results;
+  if (given("--export-scale"))
+    if (auto v =
+            real_option("--export-scale", f.export_scale, ExportLimits::scale_min, ExportLimits::scale_max, errors))
+      o.export_scale = *v;
+  if (given("--export-width"))
+    if (auto v =
+            whole_option("--export-width", f.export_width, ExportLimits::width_min, ExportLimits::width_max, errors))
+      o.export_width = int(*v);
+  std::string err;
+  for (const std::string& kv : f.set) {
+    if (!apply_set(kv, o.settings, err)) errors.push_back(err);
+    if (kv.rfind("samples=", 0) == 0) o.samples_given = true;
+    if (kv.rfind("gamma=", 0) == 0) gamma_given = true;
+  }
+  // The setting flags (maskscope-cli's): the same conversion, and a flag of the other family refused.
+  for (const SettingInfo& row : setting_table()) {
+    const std::string flag = std::string("--") + row.flag;
+    if (!f.text.count(row.flag) || !given(flag.c_str())) continue;
+    try {
+      setting_from_text(row.key, f.text[row.flag], o.settings);
+    } catch (const std::exception& e) {
+      const std::string m = e.what(), prefix = std::string(row.key) + ": ";
+      errors.push_back(flag + ": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
     }
+    o.samples_given = o.samples_given || row.member == SettingMember(&Settings::samples);
+    gamma_given = gamma_given || row.member == SettingMember(&Settings::gamma);
+  }
+  for (const SettingInfo& row : setting_table()) {
+    const std::string flag = std::string("--") + row.flag;
+    if (row.family && *row.family != o.settings.model && f.text.count(row.flag) && given(flag.c_str()))
+      errors.push_back(flag + ": applies to --model " + std::string(to_string(*row.family)) +
+                       " only (the window's settings are --model " + std::string(to_string(o.settings.model)) + ")");
+  }
+  try {  // the parsers name the option and the valid values
+    if (given("--tab")) o.view.tab = parse_tab(f.tab, "--tab");
+  } catch (const std::exception& e) { errors.push_back(e.what()); }
+  try {
+    if (given("--show")) o.view.quantity = parse_quantity(f.show, "--show");
+  } catch (const std::exception& e) { errors.push_back(e.what()); }
+  try {
+    if (given("--range")) o.view.range = parse_range_mode(f.range, "--range");
+  } catch (const std::exception& e) { errors.push_back(e.what()); }
+  const bool size_given = given("--size");
+  if (size_given && (std::sscanf(f.size.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 ||
+                     o.height < 240 || o.width > 8192 || o.height > 8192))
+    errors.push_back("--size: '" + f.size + "'; valid: WxH with W in [320, 8192], H in [240, 8192]");
+  if (given("--theme")) {
+    if (f.theme == "light") o.view.light_theme = true;
+    else if (f.theme == "dark") o.view.light_theme = false;
+    else errors.push_back("--theme: '" + f.theme + "'; valid: dark, light");
+  }
+  if (given("--screenshot")) o.screenshot = f.screenshot;
+  if (given("--screenshot-at-samples"))
+    if (auto v = whole_option("--screenshot-at-samples", f.screenshot_at_samples, 1, Limits::samples_max, errors))
+      o.screenshot_at_samples = *v;
+  if (given("--screenshot-at-se"))
+    if (auto v = real_option("--screenshot-at-se", f.screenshot_at_se, 1e-12, 1e6, errors)) o.screenshot_at_se = *v;
+  if (given("--exit-when-done")) o.exit_when_done = true;
+  if (given("--ui-bench"))
+    if (auto v = whole_option("--ui-bench", f.ui_bench, 1, 10000, errors)) o.ui_bench = int(*v);
+  if (given("--lesson")) {
+    if (const Lesson* shipped = find_shipped_lesson(f.lesson)) o.lesson = *shipped;
+    else if (!f.lesson.empty()) {
+      Lesson l;
+      std::string error;
+      if (load_lesson_file(f.lesson, l, error)) o.lesson = l;
+      else errors.push_back("--lesson: " + error);
+    }
+  }
+  if (given("--step"))
+    if (auto v = whole_option("--step", f.step, 1, 1000, errors)) o.lesson_step = int(*v);
+  if (given("--present")) o.present = true;
+  if (given("--export-slides")) o.slides_dir = f.export_slides;
+  if (given("--hide-diagonal")) {
+    if (f.hide_diagonal == "1" || f.hide_diagonal == "true") o.view.hide_diagonal = true;
+    else if (f.hide_diagonal == "0" || f.hide_diagonal == "false") o.view.hide_diagonal = false;
+    else errors.push_back("--hide-diagonal: '" + f.hide_diagonal + "'; valid: 0, 1, false, true");
   }
   // --set model=random_weights without --set gamma gives the family's residual strength 1, as the CLI's --model.
   apply_family_default_gamma(o.settings, was_random_weights, gamma_given);

@@ -40,34 +40,25 @@ std::vector<double> parse_levels(const std::string& text, const std::string& whe
 
 }  // namespace
 
+// The settings table's rows with a window_sweep column, in its order.
 const std::vector<std::string>& sweepable_keys() {
-  static const std::vector<std::string> keys = {"alpha", "d",        "n",         "layers", "gamma",
-                                                "rope",  "init_std", "init_mean", "heads",  "norm",
-                                                "mask",  "scale",    "model",     "mlp",    "unit_input"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const SettingInfo& row : setting_table())
+      if (row.window_sweep) k.push_back(row.key);
+    return k;
+  }();
   return keys;
 }
 
 std::string default_axis_values(const std::string& key) {
-  if (key == "alpha") return "0:0.95:20";  // alpha 1: every input the same, every comparison a tie
-  if (key == "d") return "4:1024:9log";
-  if (key == "n") return "4:64:5log";
-  if (key == "layers") return "1:8:8";
-  if (key == "gamma") return "0:1:11";
-  if (key == "rope") return "10:1000000:11log";
-  if (key == "init_std") return "0.002,0.02,0.2,1";
-  if (key == "init_mean") return "0,0.02,0.2,1";
-  if (key == "heads") return "1,2,4,8";
-  if (key == "norm") return "none,l2,layernorm,rmsnorm";
-  if (key == "mask") return "causal,bidirectional";
-  if (key == "scale") return "one,sqrt_d,d";
-  if (key == "model") return "parameter_free,random_weights";
-  if (key == "mlp" || key == "unit_input") return "0,1";
-  return "";
+  const SettingInfo* row = setting_info(key);
+  return row && row->window_sweep ? row->window_sweep : "";
 }
 
 bool categorical_setting(const std::string& key) {
   const SettingFlag* f = setting_flag(key);
-  return f && f->value == SettingValue::name;
+  return f && setting_value(*f) == SettingValue::name;
 }
 
 json sweep_view_to_json(const SweepView& v) {

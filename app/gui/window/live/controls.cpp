@@ -4,13 +4,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <thread>
+#include <variant>
 
 #include "core/model/settings_text.hpp"
 #include "core/model/threading.hpp"
 #include "model/format.hpp"
 #include "window/live/control_helpers.hpp"
 #include "window/live/live.hpp"
+#include "window/widgets.hpp"
 
 namespace maskscope::gui {
 
@@ -25,11 +28,39 @@ void explain(const char* text) {
 
 namespace {
 
+// Where a slider spans less than the settings accept (Limits): the whole range would make it too coarse, or
+// a logarithmic slider cannot reach 0. The tooltips say so; the CLI and --set take the rest.
+constexpr int kHeadsSliderMax = 16;                         // of Limits::heads_max
+constexpr int kVocabSliderLog2Max = 20;                     // powers of two to 2^20, of Limits::vocab_max
+constexpr int kWidthSliderLog2Max = 12;                     // parameter-free d: powers of two to 4096, of Limits::d_max
+constexpr double kInitMeanSliderMax = 10;                   // |mu|, of Limits::init_mean_max
+constexpr double kStdSliderMin = 1e-4;                      // a logarithmic slider: not 0
+constexpr double kStdSliderMax = 10;                        // of Limits::init_std_max
+constexpr double kGammaSliderMin = 0.01;                    // the residual checkbox is gamma 0
+constexpr double kRopeSliderMin = 2, kRopeSliderMax = 1e6;  // of [Limits::rope_base_min, rope_base_max]
+constexpr std::int64_t kSamplesSliderMin = 500, kSamplesSliderMax = 100'000'000;
+
+// The settings table's checkbox and combo rows of `family` (nullopt: both) that the column draws from the
+// row alone (a window_label), in the table's order: a new such setting needs no code here.
+void table_controls(Settings& s, std::optional<Model> family) {
+  for (const SettingInfo& row : setting_table()) {
+    if (!row.window_label || row.family != family) continue;
+    const FamilyOnly guard(!family || *family == s.model);
+    if (row.widget == SettingWidget::checkbox && std::holds_alternative<bool Settings::*>(row.member))
+      ImGui::Checkbox(row.window_label, &(s.*std::get<bool Settings::*>(row.member)));
+    else if (row.widget == SettingWidget::combo && row.kind == SettingKind::enumeration)
+      setting_combo(row.window_label, s, row);
+    else continue;
+    explain_family(row.window_help ? row.window_help : row.help, guard.off,
+                   family == Model::parameter_free ? kParameterFreeOnly : kRandomWeightsOnly);
+  }
+}
+
 void family_controls(Settings& s) {
-  int model = static_cast<int>(s.model);
-  if (ImGui::Combo("model", &model, "parameter-free\0random weights\0")) {
+  Model model = s.model;
+  if (enum_combo("model", model, kModelNames, {"parameter-free", "random weights"})) {
     const bool was_random_weights = s.random_weights();
-    s.model = static_cast<Model>(model);
+    s.model = model;
     // Family defaults (docs/model.md section 7): a GPT-2 block has its residual; one head where heads do not exist.
     apply_family_default_gamma(s, was_random_weights, /*gamma_given=*/false);
     if (s.random_weights()) {
@@ -50,34 +81,33 @@ void random_network_controls(Settings& s) {
   const FamilyOnly guard(s.random_weights());
   const bool off = guard.off;
   int heads = s.heads;
-  if (ImGui::SliderInt("heads", &heads, Limits::heads_min, 16, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+  if (ImGui::SliderInt("heads", &heads, Limits::heads_min, kHeadsSliderMax, "%d", ImGuiSliderFlags_AlwaysClamp)) {
     // Only divisors of d: step to the nearest one in the direction of the move.
     const int dir = heads > s.heads ? 1 : -1;
-    while (heads >= 1 && heads <= 64 && s.d % heads != 0) heads += dir;
-    if (heads >= 1 && heads <= 64 && s.d % heads == 0) s.heads = heads;
+    auto valid = [](int h) { return h >= Limits::heads_min && h <= Limits::heads_max; };
+    while (valid(heads) && s.d % heads != 0) heads += dir;
+    if (valid(heads) && s.d % heads == 0) s.heads = heads;
   }
   explain_family(
       "Attention heads H; d must be divisible by H (head width d_h = d / H), so the slider steps over "
       "divisors of d. Maps show the mean over heads, or one head (View). Zuo et al. use 6 heads at d 384.",
       off, kRandomWeightsOnly);
   int log2v = 0;
-  while ((std::int64_t(1) << (log2v + 1)) <= s.vocab && log2v < 20) ++log2v;
+  while ((std::int64_t(1) << (log2v + 1)) <= s.vocab && log2v < kVocabSliderLog2Max) ++log2v;
   char vlabel[32];
   std::snprintf(vlabel, sizeof vlabel, "%lld", static_cast<long long>(s.vocab));
-  if (ImGui::SliderInt("vocab", &log2v, 0, 20, vlabel, ImGuiSliderFlags_NoInput)) s.vocab = std::int64_t(1) << log2v;
+  if (ImGui::SliderInt("vocab", &log2v, 0, kVocabSliderLog2Max, vlabel, ImGuiSliderFlags_NoInput))
+    s.vocab = std::int64_t(1) << log2v;
   explain_family(
       "Vocabulary size V: token ids are uniform over V, so small V repeats tokens (as real text does). "
       "Powers of two from 1 to 2^20 here (CLI: 1 to 10^9).",
       off, kRandomWeightsOnly);
-  ImGui::Checkbox("MLP", &s.mlp);
-  explain_family("The block's MLP, GELU(Norm(h) W_1) W_2 with width 4d (GELU with erf), after attention.", off,
-                 kRandomWeightsOnly);
-  const double mmin = -10, mmax = 10;
+  const double mmin = -kInitMeanSliderMax, mmax = kInitMeanSliderMax;
   ImGui::SliderScalar("init mean", ImGuiDataType_Double, &s.init_mean, &mmin, &mmax, "%.2f",
                       ImGuiSliderFlags_AlwaysClamp);
   explain_family("Mean mu of every initial weight (Zuo et al. Table 4: 0, 4, 8). Slider -10 to 10 (CLI: -100 to 100).",
                  off, kRandomWeightsOnly);
-  const double smin = 1e-4, smax = 10;
+  const double smin = kStdSliderMin, smax = kStdSliderMax;
   ImGui::SliderScalar("init std", ImGuiDataType_Double, &s.init_std, &smin, &smax, "%.4g",
                       ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
   explain_family(
@@ -98,25 +128,7 @@ void random_network_controls(Settings& s) {
       s.embed_std = e;
     explain_family("Standard deviation of the embedding table.", off, kRandomWeightsOnly);
   }
-  int residual_mean = static_cast<int>(s.residual_mean);
-  if (ImGui::Combo("W_O W_2 mean", &residual_mean, "init mean\0zero (NanoGPT c_proj)\0"))
-    s.residual_mean = static_cast<ResidualMean>(residual_mean);
-  explain_family(
-      "Mean of the residual projections W_O and W_2. init mean: mu like every weight. zero: NanoGPT's "
-      "c_proj init as written when only _init_weights gets the changed mean (the reading that reproduces "
-      "Zuo et al. Table 4).",
-      off, kRandomWeightsOnly);
-  int hidden = static_cast<int>(s.hidden);
-  if (ImGui::Combo("hidden state", &hidden, "block output\0attention output\0"))
-    s.hidden = static_cast<HiddenState>(hidden);
-  explain_family(
-      "The hidden state of layers 1..L whose cosines, adjacency and norms are shown. block output: the "
-      "residual stream after the block. attention output: concat(A v) W_O before the residual add (Zuo et "
-      "al.'s \"causal attention's output embeddings\"; with it their Table 4 is reproduced).",
-      off, kRandomWeightsOnly);
-  int positions = static_cast<int>(s.pos_embedding);
-  if (ImGui::Combo("positions", &positions, "none (NoPE)\0learned absolute\0")) {
-    s.pos_embedding = static_cast<PosEmbedding>(positions);
+  if (enum_combo("positions", s.pos_embedding, kPosEmbeddingNames, {"none (NoPE)", "learned absolute"})) {
     if (s.pos_embedding != PosEmbedding::learned) s.pos_std.reset();  // validate() refuses a std of no table
   }
   explain_family(
@@ -136,9 +148,7 @@ void random_network_controls(Settings& s) {
         s.pos_std = p;
     }
   }
-  int weights = static_cast<int>(s.weights);
-  if (ImGui::Combo("weights", &weights, "new network per sample\0one fixed network\0"))
-    s.weights = static_cast<WeightsMode>(weights);
+  enum_combo("weights", s.weights, kWeightsNames, {"new network per sample", "one fixed network"});
   explain_family(
       "per sample: every Monte Carlo sample draws a fresh network, so the maps are expectations over "
       "initializations. fixed: one network from the weight seed; samples vary the tokens only (Zuo et al. "
@@ -161,13 +171,7 @@ void random_network_controls(Settings& s) {
       "builtin:zuo-ordering (Zuo et al.'s tasks, characters). Every line needs n tokens (n - 1 with BOS) and ids "
       "below vocab; a bad file is named in red below. Press Enter to apply; clear it for uniform ids.",
       off, kRandomWeightsOnly);
-  int format = static_cast<int>(s.tokens_format);
-  if (ImGui::Combo("token format", &format, "ids (numbers)\0chars (ASCII - 32)\0"))
-    s.tokens_format = static_cast<TokensFormat>(format);
-  explain_family(
-      "ids: whole numbers separated by spaces. chars: every character is a token, id = ASCII code - 32 "
-      "(vocab 95 covers all).",
-      off, kRandomWeightsOnly);
+  table_controls(s, Model::random_weights);
 }
 
 void model_controls(Settings& s, float label_w) {
@@ -179,10 +183,11 @@ void model_controls(Settings& s, float label_w) {
     explain("Token width d, 1 to 4096 for the random-weight network (Zuo et al.: 384). Type a value or step by 64.");
   } else {
     int log2d = 0;
-    while ((1 << (log2d + 1)) <= s.d && log2d < 12) ++log2d;
+    while ((1 << (log2d + 1)) <= s.d && log2d < kWidthSliderLog2Max) ++log2d;
     char dlabel[32];
     std::snprintf(dlabel, sizeof dlabel, "%d", s.d);
-    if (ImGui::SliderInt("d (width)", &log2d, 0, 12, dlabel, ImGuiSliderFlags_NoInput)) s.d = 1 << log2d;
+    if (ImGui::SliderInt("d (width)", &log2d, 0, kWidthSliderLog2Max, dlabel, ImGuiSliderFlags_NoInput))
+      s.d = 1 << log2d;
     explain(
         "Token width d (docs/model.md section 1). Larger d concentrates the inner products: the layer-1 "
         "recency bias of LayerNorm shrinks as d grows (LN-recency Sec. 3: RP 0.6382 at d 16, 0.5544 at d 64). "
@@ -214,15 +219,13 @@ void model_controls(Settings& s, float label_w) {
   random_network_controls(s);
   if (!rw) ImGui::Spacing();
 
-  int norm = static_cast<int>(s.norm);
-  if (ImGui::Combo("norm", &norm, "none\0l2\0layernorm\0rmsnorm\0")) s.norm = static_cast<Norm>(norm);
+  enum_combo("norm", s.norm, kNormNames);
   explain(
       "Y = Norm(X) before the scores (docs/model.md section 2). none: no positional bias beyond the mask "
       "(LN-recency Prop. 1, RP 0.5); layernorm: recency (LN-recency Sec. 3); l2: Behind RoPE's setting.");
   {
     const FamilyOnly guard(!rw);
-    int scale = static_cast<int>(s.scale);
-    if (ImGui::Combo("score scale", &scale, "1\0001/sqrt(d)\0001/d\0")) s.scale = static_cast<Scale>(scale);
+    enum_combo("score scale", s.scale, kScaleNames, {"1", "1/sqrt(d)", "1/d"});
     explain_family(
         "S = scale * Q K^T. 1/sqrt(d): LN-recency (and standard attention); 1: Behind RoPE Sec. 3.2; "
         "1/d: Behind RoPE Fig. 7.",
@@ -237,7 +240,7 @@ void model_controls(Settings& s, float label_w) {
   if (residual) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-label_w - ImGui::GetCursorPosX() + ImGui::GetStyle().WindowPadding.x);
-    const double gmin = 0.01, gmax = Limits::gamma_max;
+    const double gmin = kGammaSliderMin, gmax = Limits::gamma_max;
     ImGui::SliderScalar("gamma", ImGuiDataType_Double, &s.gamma, &gmin, &gmax, "%.2f", ImGuiSliderFlags_AlwaysClamp);
     explain("Residual strength gamma in (0, 1].");
   }
@@ -251,14 +254,13 @@ void model_controls(Settings& s, float label_w) {
   if (rope) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-label_w - ImGui::GetCursorPosX() + ImGui::GetStyle().WindowPadding.x);
-    const double bmin = 2.0, bmax = 1e6;
+    const double bmin = kRopeSliderMin, bmax = kRopeSliderMax;
     ImGui::SliderScalar("base", ImGuiDataType_Double, &s.rope_base, &bmin, &bmax, "%.0f",
                         ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     explain("RoPE base theta: pair p turns by i * theta^(-2p/d). 10000 in the papers; slider 2 to 1e6.");
   }
 
-  int mask = static_cast<int>(s.mask);
-  if (ImGui::Combo("mask", &mask, "causal\0bidirectional\0sliding window\0")) s.mask = static_cast<MaskKind>(mask);
+  enum_combo("mask", s.mask, kMaskKindNames, {"causal", "bidirectional", "sliding window"});
   explain(
       "Which keys a query sees (docs/model.md section 2): causal j <= i (the source of position), bidirectional "
       "all j (exchangeable tokens: RP and adjacency 0.5), sliding window i - w < j <= i.");
@@ -276,10 +278,8 @@ void model_controls(Settings& s, float label_w) {
       "every token leans toward (the alpha -> 1 token), so keys score higher at 0 and an attention sink forms "
       "for alpha > 0. Random weights: position 0 holds BOS, an embedding row beyond the vocabulary (id vocab). "
       "The Leakage tab shows the weight on key 0 and r_l = dR^2 bidirectional / dR^2 causal per layer.");
-  const FamilyOnly guard(!rw);
-  ImGui::Checkbox("unit-norm inputs", &s.unit_input);
-  explain_family("Rescale every input x_i to unit L2 norm (Behind RoPE Sec. 3.2 assumes it; its closed forms need it).",
-                 guard.off, kParameterFreeOnly);
+  table_controls(s, std::nullopt);
+  table_controls(s, Model::parameter_free);
 }
 
 void monte_carlo_controls(Controller& controller, Settings& s) {
@@ -290,7 +290,7 @@ void monte_carlo_controls(Controller& controller, Settings& s) {
       "fewer at large n, at least 500). Untick to choose the count yourself.");
   ImGui::SameLine();
   ImGui::BeginDisabled(automatic);
-  std::int64_t smin = 500, smax = 100'000'000;
+  std::int64_t smin = kSamplesSliderMin, smax = kSamplesSliderMax;
   ImGui::SliderScalar("samples", ImGuiDataType_S64, &s.samples, &smin, &smax, "%lld",
                       ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
   ImGui::EndDisabled();
