@@ -49,8 +49,7 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
   FigureSpec& spec = wb.spec();
   const float fh = ImGui::GetFontSize();
   if (ImGui::Button("Add current settings as a row")) {
-    spec.rows.push_back(
-        {"", live, view.quantity, view.tab == Tab::diagonal ? Transform::diagonal_normalized : Transform::raw});
+    spec.rows.push_back({"", live, view.quantity, transform_of(view.tab)});
   }
   ImGui::SameLine();
   ImGui::SetNextItemWidth(fh * 5);

@@ -9,25 +9,15 @@
 
 namespace maskscope::gui {
 
-namespace {
-// The show list's words for q in this family.
-std::string show_label(Quantity q, const Settings& s) {
-  switch (q) {
-    case Quantity::score: return "scores S";
-    case Quantity::weight: return "weights A";
-    case Quantity::cosine: return "cosine of outputs";
-    case Quantity::norm: return "norms of outputs";
-    default: return stage_quantity_label(q, s.random_weights());
-  }
-}
-}  // namespace
-
 void view_controls(ViewOptions& view, const Settings& s) {
-  if (ImGui::BeginCombo("show", show_label(view.quantity, s).c_str())) {
-    for (const auto& [q, name] : kQuantityNames) {
-      if (!family_has(s, q)) continue;  // stages this family lacks (keys, W_O and the MLP of the network)
-      if (q == Quantity::gram_input) ImGui::Separator();
-      if (ImGui::Selectable(show_label(q, s).c_str(), q == view.quantity)) view.quantity = q;
+  if (ImGui::BeginCombo("show", quantity_label(view.quantity, s.random_weights()).c_str())) {
+    bool stages = false;
+    for (const QuantityInfo& q : quantities()) {
+      if (q.is_stage() && !stages) ImGui::Separator();  // the stages' Gram matrices after the layer's maps
+      stages = q.is_stage();
+      if (!family_has(s, q.id)) continue;  // stages this family lacks (keys, W_O and the MLP of the network)
+      if (ImGui::Selectable(quantity_label(q.id, s.random_weights()).c_str(), q.id == view.quantity))
+        view.quantity = q.id;
     }
     ImGui::EndCombo();
   }
@@ -41,7 +31,7 @@ void view_controls(ViewOptions& view, const Settings& s) {
       "on the stage Gram matrices (the run restarts; they cost n^2 d per stage and sample).");
   {
     const bool heads = s.random_weights() && s.heads > 1;
-    const FamilyOnly guard(heads && (view.quantity == Quantity::score || view.quantity == Quantity::weight));
+    const FamilyOnly guard(heads && quantity_info(view.quantity).per_head);
     if (!heads) view.head = -1;
     view.head = std::min(view.head, s.heads - 1);
     int h = view.head + 1;
