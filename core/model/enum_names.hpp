@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -44,6 +45,14 @@ std::string enum_names_text(const EnumTable<E, N>& t, std::string_view separator
     out += e.name;
   }
   return out;
+}
+
+// The value named `name`; otherwise throws std::runtime_error "WHAT: 'name'; valid: a, b, c" (presets, view
+// JSON and command lines name the bad value and the valid ones).
+template <class E, std::size_t N>
+E enum_value_or_throw(const EnumTable<E, N>& t, std::string_view name, std::string_view what) {
+  if (const auto v = enum_value(t, name)) return *v;
+  throw std::runtime_error(std::string(what) + ": '" + std::string(name) + "'; valid: " + enum_names_text(t));
 }
 
 }  // namespace maskscope

@@ -21,8 +21,12 @@ TEST_CASE("stage quantities: names, stages and the families that have them") {
   CHECK(parse_quantity("cos_mlp", "show") == Quantity::cos_mlp);
   CHECK(stage_of(Quantity::cos_query) == Stage::query);
   CHECK(stage_of(Quantity::gram_residual) == Stage::residual);
-  CHECK(is_stage_cosine(Quantity::cos_input));
+  CHECK(quantity_info(Quantity::cos_input).unit_diagonal);  // a stage's cosines
+  CHECK_FALSE(quantity_info(Quantity::gram_input).unit_diagonal);
+  CHECK(is_stage(Quantity::gram_mlp));
   CHECK_FALSE(is_stage(Quantity::norm));
+  CHECK(quantity_label(Quantity::gram_query, false) == "Gram: queries/keys Rope(Norm(x))");
+  CHECK(quantity_label(Quantity::cos_query, true) == "cos: queries q");
   CHECK(stage_quantity(Stage::mix, true) == Quantity::cos_mix);
   Settings pf = tiny();
   CHECK(family_has(pf, Quantity::gram_query));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,10 @@ inline constexpr EnumTable<ColormapId, 5> kColormapNames{{{ColormapId::rocket, "
                                                           {ColormapId::magma, "magma"},
                                                           {ColormapId::rdbu, "rdbu"},
                                                           {ColormapId::coolwarm, "coolwarm"}}};
+// Throws std::runtime_error naming `what` and the valid names.
+inline ColormapId parse_colormap(const std::string& text, const std::string& what) {
+  return enum_value_or_throw(kColormapNames, text, what);
+}
 
 struct Colormap {
   std::string_view name;

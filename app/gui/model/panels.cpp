@@ -1,13 +1,11 @@
-// View options as JSON and the per-layer maps shown by the tabs and the figures.
+// The per-layer maps shown by the tabs and the figures.
 #include "model/panels.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 
 #include "core/stats/metrics.hpp"
-#include "core/model/strict_number.hpp"
 
 namespace maskscope::gui {
 
@@ -29,134 +27,6 @@ void mark_clipping(PanelData& p) {
 
 }  // namespace
 
-std::string_view to_string(Tab t) { return enum_name(kTabNames, t); }
-std::string_view to_string(Quantity q) { return enum_name(kQuantityNames, q); }
-std::string_view to_string(Transform t) { return enum_name(kTransformNames, t); }
-std::string_view to_string(RangeMode r) { return enum_name(kRangeModeNames, r); }
-RangeMode parse_range_mode(const std::string& text, const std::string& what) {
-  return parse_enum(kRangeModeNames, text, what);
-}
-std::string_view symbol(Quantity q) {
-  switch (q) {
-    case Quantity::score: return "S";
-    case Quantity::weight: return "A";
-    case Quantity::cosine: return "cos";
-    case Quantity::norm: return "||x||";
-    default: break;
-  }
-  // Built once: "<s_i, s_j> input" and "cos(s_i, s_j) input" for each stage.
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (int c = 0; c < 2; ++c)
-      for (const auto& [stage, name] : kStageNames)
-        v.push_back((c == 0 ? "<s_i,s_j> " : "cos(s_i,s_j) ") + std::string(name));
-    return v;
-  }();
-  return names[std::size_t(int(q) - int(Quantity::gram_input))];
-}
-
-std::string stage_quantity_label(Quantity q, bool random_weights) {
-  return (is_stage_cosine(q) ? "cos: " : "Gram: ") + std::string(stage_label(stage_of(q), random_weights));
-}
-
-Tab parse_tab(const std::string& text, const std::string& what) { return parse_enum(kTabNames, text, what); }
-Quantity parse_quantity(const std::string& text, const std::string& what) {
-  return parse_enum(kQuantityNames, text, what);
-}
-Transform parse_transform(const std::string& text, const std::string& what) {
-  return parse_enum(kTransformNames, text, what);
-}
-ColormapId parse_colormap(const std::string& text, const std::string& what) {
-  return parse_enum(kColormapNames, text, what);
-}
-
-nlohmann::json view_to_json(const ViewOptions& v) {
-  return {{"tab", to_string(v.tab)},
-          {"show", to_string(v.quantity)},
-          {"colormap", enum_name(kColormapNames, v.sequential)},
-          {"diverging", enum_name(kColormapNames, v.diverging)},
-          {"hide_diagonal", v.hide_diagonal},
-          {"range", to_string(v.range)},
-          {"grey_noise", v.grey_noise},
-          {"shared_range", v.shared_range},
-          {"theme", v.light_theme ? "light" : "dark"},
-          {"head", v.head}};
-}
-
-void view_from_json(const nlohmann::json& j, ViewOptions& out) {
-  if (!j.is_object()) throw std::runtime_error("view: expected an object");
-  ViewOptions v = out;
-  auto text = [&](const char* key) -> std::string {
-    const auto& x = j.at(key);
-    if (!x.is_string()) throw std::runtime_error(std::string("view.") + key + ": expected a string");
-    return x.get<std::string>();
-  };
-  auto flag = [&](const char* key) {
-    const auto& x = j.at(key);
-    if (!x.is_boolean()) throw std::runtime_error(std::string("view.") + key + ": expected true or false");
-    return x.get<bool>();
-  };
-  for (const auto& [key, value] : j.items()) {
-    if (key == "tab") v.tab = parse_tab(text("tab"), "view.tab");
-    else if (key == "show") v.quantity = parse_quantity(text("show"), "view.show");
-    else if (key == "colormap") {
-      v.sequential = parse_colormap(text("colormap"), "view.colormap");
-      if (colormap(v.sequential).diverging) throw std::runtime_error("view.colormap: valid: rocket, viridis, magma");
-    } else if (key == "diverging") {
-      v.diverging = parse_colormap(text("diverging"), "view.diverging");
-      if (!colormap(v.diverging).diverging) throw std::runtime_error("view.diverging: valid: rdbu, coolwarm");
-    } else if (key == "hide_diagonal") v.hide_diagonal = flag("hide_diagonal");
-    else if (key == "shared_range") v.shared_range = flag("shared_range");
-    else if (key == "range") v.range = parse_range_mode(text("range"), "view.range");
-    else if (key == "grey_noise") v.grey_noise = flag("grey_noise");
-    else if (key == "head") v.head = int(whole_number("view.head", value, -1, Limits::heads_max - 1));
-    else if (key == "theme") {
-      const std::string t = text("theme");
-      if (t != "dark" && t != "light") throw std::runtime_error("view.theme: '" + t + "'; valid: dark, light");
-      v.light_theme = t == "light";
-    } else {
-      throw std::runtime_error(
-          "view: unknown key '" + key +
-          "'; valid: tab, show, colormap, diverging, hide_diagonal, range, grey_noise, shared_range, theme, head");
-    }
-  }
-  out = v;
-}
-
-bool has_quantity(const LayerStats& l, Quantity q) {
-  switch (q) {
-    case Quantity::score: return !l.score_mean.empty();
-    case Quantity::weight: return !l.weight_mean.empty();
-    case Quantity::cosine: return !l.cosine_mean.empty();
-    case Quantity::norm: return !l.norm_mean.empty();
-    default: return !l.stages[std::size_t(stage_of(q))].gram_mean.empty();
-  }
-}
-
-namespace {
-// Quantity q's standard errors (`se`) or means as a full array, into `out`.
-void values_of(const LayerStats& l, Quantity q, bool se, std::vector<double>& out) {
-  switch (q) {
-    case Quantity::score: return (se ? l.score_se : l.score_mean).unpack(out);
-    case Quantity::weight: return (se ? l.weight_se : l.weight_mean).unpack(out);
-    case Quantity::cosine: return (se ? l.cosine_se : l.cosine_mean).unpack(out);
-    case Quantity::norm: {
-      const std::vector<double>& v = se ? l.norm_se : l.norm_mean;
-      out.assign(v.begin(), v.end());
-      return;
-    }
-    default: {
-      const StageGram& g = l.stages[std::size_t(stage_of(q))];
-      if (is_stage_cosine(q)) return (se ? g.cosine_se : g.cosine_mean).unpack(out);
-      return (se ? g.gram_se : g.gram_mean).unpack(out);
-    }
-  }
-}
-}  // namespace
-
-void mean_of(const LayerStats& l, Quantity q, std::vector<double>& out) { values_of(l, q, false, out); }
-void se_of(const LayerStats& l, Quantity q, std::vector<double>& out) { values_of(l, q, true, out); }
-
 std::vector<double> transformed(const LayerStats& l, Quantity q, Transform t, int n) {
   std::vector<double> out;
   transformed(l, q, t, n, out);
@@ -164,10 +34,11 @@ std::vector<double> transformed(const LayerStats& l, Quantity q, Transform t, in
 }
 
 void transformed(const LayerStats& l, Quantity q, Transform t, int n, std::vector<double>& out) {
-  if (t == Transform::raw || q == Quantity::norm) {  // norms have no diagonals
+  const QuantityInfo& info = quantity_info(q);
+  if (t == Transform::raw || info.is_vector()) {  // n values per position have no diagonals
     mean_of(l, q, out);
-  } else if (q == Quantity::score) {
-    l.score_diag_normalized.unpack(out);
+  } else if (info.diag_normalized) {  // the snapshot keeps it (the same function)
+    (l.*info.diag_normalized).unpack(out);
   } else {
     // Kept between calls: at n 512 a full map is 2 MiB, and fresh memory costs the UI thread page faults.
     thread_local std::vector<double> raw;
@@ -242,19 +113,19 @@ PanelData build_panel(const Snapshot& snap, std::size_t k, Quantity q, Transform
 }
 
 PanelMetric panel_metric(const LayerStats& l, Quantity q) {
-  switch (q) {
-    case Quantity::score:
-    case Quantity::weight: return {"RP", l.rp.mean, l.rp.se, l.rp.ties};
-    case Quantity::cosine: return {"adj", l.adjacency.mean, l.adjacency.se, l.adjacency.ties};
-    case Quantity::norm: return {"norm adj", l.norm_adjacency.mean, l.norm_adjacency.se, l.norm_adjacency.ties};
-    default: break;  // a stage's Gram matrix has no metric of its own
+  switch (quantity_info(q).metric) {
+    case BadgeMetric::rp: return {"RP", l.rp.mean, l.rp.se, l.rp.ties};
+    case BadgeMetric::adjacency: return {"adj", l.adjacency.mean, l.adjacency.se, l.adjacency.ties};
+    case BadgeMetric::norm_adjacency:
+      return {"norm adj", l.norm_adjacency.mean, l.norm_adjacency.se, l.norm_adjacency.ties};
+    case BadgeMetric::none: break;  // a stage's Gram matrix has no metric of its own
   }
   return {"", kNaN, kNaN, kNaN};
 }
 
 std::vector<int> shown_layers(const Snapshot& snap, Quantity q) {
   std::vector<int> layers;
-  if (!snap.embeddings.empty() && (q == Quantity::cosine || q == Quantity::norm)) layers.push_back(0);
+  if (!snap.embeddings.empty() && quantity_info(q).on_embeddings) layers.push_back(0);
   for (const LayerStats& l : snap.layers) layers.push_back(l.layer);
   return layers;
 }
@@ -276,8 +147,10 @@ void build_panel(const LayerStats& l, int n, Quantity q, Transform t, const Pane
   }
   p.layer = l.layer;
   p.n = n;
+  const QuantityInfo& info = quantity_info(q);
+  p.norms = info.is_vector();
   if (!has_quantity(l, q)) {  // the embeddings' scores and weights: there are none
-    p.value.assign(q == Quantity::norm ? std::size_t(n) : std::size_t(n) * n, kNaN);
+    p.value.assign(info.is_vector() ? std::size_t(n) : std::size_t(n) * n, kNaN);
     p.se.assign(p.value.begin(), p.value.end());
   } else {
     transformed(l, q, t, n, p.value);
@@ -288,23 +161,28 @@ void build_panel(const LayerStats& l, int n, Quantity q, Transform t, const Pane
   p.metric = m.value;
   p.metric_se = m.se;
   p.ties = m.ties;
-  if (q == Quantity::norm) {  // bars from 0 to the largest norm plus its SE
-    p.norms = true;
-    double top = 0;
-    for (std::size_t i = 0; i < p.value.size(); ++i)
-      if (std::isfinite(p.value[i])) top = std::max(top, p.value[i] + (std::isfinite(p.se[i]) ? p.se[i] : 0.0));
-    p.lo = 0;
-    p.hi = top > 0 ? float(top * 1.05) : 1.0f;
-    return;
+  switch (range_rule(q, t)) {
+    case RangeRule::from_zero: {  // bars from 0 to the largest value plus its SE
+      double top = 0;
+      for (std::size_t i = 0; i < p.value.size(); ++i)
+        if (std::isfinite(p.value[i])) top = std::max(top, p.value[i] + (std::isfinite(p.se[i]) ? p.se[i] : 0.0));
+      p.lo = 0;
+      p.hi = top > 0 ? float(top * 1.05) : 1.0f;
+      return;
+    }
+    case RangeRule::symmetric:
+      fit_range(p, style.range, true, false);
+      if (style.grey_noise) mark_noise(p);
+      return;
+    case RangeRule::data:
+      // A masked map keeps row 0's only cell; the others hide their whole diagonal.
+      if (style.hide_diagonal)
+        for (int i = info.masked ? 1 : 0; i < n; ++i) p.value[std::size_t(i) * n + i] = kNaN;
+      // The diagonal is left out of the range when hidden (row 0's cell stays on screen but does not
+      // set the range), and always when it is the cosines' constant 1.
+      fit_range(p, style.range, false, style.hide_diagonal || info.unit_diagonal);
+      return;
   }
-  const bool centred = t == Transform::diagonal_normalized;
-  if (!centred && style.hide_diagonal)
-    for (int i = q == Quantity::cosine || is_stage(q) ? 0 : 1; i < n; ++i) p.value[std::size_t(i) * n + i] = kNaN;
-  // The diagonal of raw maps is left out of the range when hidden (row 0's cell stays on
-  // screen but does not set the range), and always for cosines (constant 1).
-  const bool skip_diagonal = !centred && (style.hide_diagonal || q == Quantity::cosine || is_stage_cosine(q));
-  fit_range(p, style.range, centred, skip_diagonal);
-  if (centred && style.grey_noise) mark_noise(p);
 }
 
 std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& view) {
@@ -314,9 +192,9 @@ std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& vie
 }
 
 void build_panels(const Snapshot& snap, const ViewOptions& view, std::vector<PanelData>& panels) {
-  const Transform t = view.tab == Tab::diagonal ? Transform::diagonal_normalized : Transform::raw;
+  const Transform t = transform_of(view.tab);
   const PanelStyle style{view.hide_diagonal, view.range, view.grey_noise};
-  const bool per_head = view.head >= 0 && (view.quantity == Quantity::score || view.quantity == Quantity::weight);
+  const bool per_head = view.head >= 0 && quantity_info(view.quantity).per_head;
   const std::vector<int> layers = shown_layers(snap, view.quantity);
   panels.resize(layers.size());
   for (std::size_t k = 0; k < layers.size(); ++k) {
@@ -327,7 +205,7 @@ void build_panels(const Snapshot& snap, const ViewOptions& view, std::vector<Pan
   if (view.shared_range) {
     std::vector<PanelData*> all;
     for (auto& p : panels) all.push_back(&p);
-    share_range(all, t == Transform::diagonal_normalized);
+    share_range(all, diverging_map(view.quantity, t));
   }
 }
 
@@ -357,22 +235,6 @@ void share_range(std::vector<PanelData*>& panels, bool symmetric) {
     p->hi = hi;
     mark_clipping(*p);
   }
-}
-
-std::vector<double> nice_ticks(double lo, double hi, int target) {
-  std::vector<double> ticks;
-  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return ticks;
-  const double raw = (hi - lo) / std::max(1, target);
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * mag >= raw) {
-      step = m * mag;
-      break;
-    }
-  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step)
-    ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
-  return ticks;
 }
 
 }  // namespace maskscope::gui

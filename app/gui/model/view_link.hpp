@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/model/settings.hpp"
-#include "model/panels.hpp"
+#include "model/view_options.hpp"
 
 namespace maskscope::gui {
 

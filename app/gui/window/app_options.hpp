@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/figure/figure.hpp"
-#include "model/panels.hpp"
+#include "model/view_options.hpp"
 #include "model/lesson/lesson.hpp"
 
 namespace maskscope::gui {

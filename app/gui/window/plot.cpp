@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "model/format.hpp"
+#include "model/ticks.hpp"
 
 namespace maskscope::gui {
 

@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "model/panels.hpp"  // nice_ticks
-
 namespace maskscope::gui {
 
 struct PlotSeries {

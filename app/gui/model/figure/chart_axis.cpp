@@ -8,7 +8,7 @@
 
 #include "model/figure/scene_parts.hpp"
 #include "model/format.hpp"
-#include "model/panels.hpp"
+#include "model/ticks.hpp"
 
 namespace maskscope::gui::chart_detail {
 

@@ -9,6 +9,7 @@
 #include "model/figure/scene_parts.hpp"
 #include "model/figure/figure_lines.hpp"
 #include "model/format.hpp"
+#include "model/ticks.hpp"
 
 namespace maskscope::gui {
 
@@ -72,7 +73,8 @@ Scene layout_heatmaps(const FigureData& data) {
       const FigureCell& cell = data.cells[r][c];
       const PanelData& p = cell.panel;
       const std::size_t row_index = spec.difference ? r + 1 : r;
-      const bool centred = spec.difference || spec.rows[row_index].transform == Transform::diagonal_normalized;
+      const bool centred =
+          spec.difference || diverging_map(spec.rows[row_index].quantity, spec.rows[row_index].transform);
       const Colormap& cm = colormap(centred ? spec.diverging : spec.sequential);
       const float x0 = left + float(c) * col_w + ytick_w, x1 = x0 + P;
       // Title: the layer, and what the map is when it is not the raw one.

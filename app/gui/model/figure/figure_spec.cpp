@@ -63,7 +63,7 @@ std::vector<SettingError> validate(const FigureSpec& spec) {
       }
   if (spec.kind == FigureKind::heatmaps)
     for (std::size_t r = 0; r < spec.rows.size(); ++r)
-      if (spec.rows[r].quantity == Quantity::norm)
+      if (quantity_info(spec.rows[r].quantity).is_vector())
         errors.push_back(
             {"figure.rows[" + std::to_string(r) + "].show",
              "norms are a vector per layer, not a map: show them in a table figure (their norm adjacency)"});
@@ -217,8 +217,7 @@ FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
     for (std::size_t r = 0; r < data.cells.size(); ++r)
       for (auto& c : data.cells[r]) {
         if (!c.available) continue;
-        const bool is_centred = spec.difference || spec.rows[r + first].transform == Transform::diagonal_normalized;
-        (is_centred ? centred : raw).push_back(&c.panel);
+        (c.panel.centred ? centred : raw).push_back(&c.panel);  // differences and diagonal-normalized maps
       }
     share_range(raw, false);
     share_range(centred, true);

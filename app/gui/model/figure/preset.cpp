@@ -114,7 +114,8 @@ Preset preset_from_json(const json& j) {
                        "range", "grey_noise", "show_metric", "metric", "colormap", "diverging"});
     FigureSpec& spec = p.figure;
     if (f.contains("title")) spec.title = get_string(f, "title", "figure");
-    if (f.contains("kind")) spec.kind = parse_enum(kFigureKindNames, get_string(f, "kind", "figure"), "figure.kind");
+    if (f.contains("kind"))
+      spec.kind = enum_value_or_throw(kFigureKindNames, get_string(f, "kind", "figure"), "figure.kind");
     if (f.contains("layers")) {
       const json& l = f.at("layers");
       if (!l.is_array()) throw std::runtime_error("figure.layers: expected an array of layer numbers, e.g. [1, 2]");
@@ -162,7 +163,7 @@ Preset preset_from_json(const json& j) {
     if (f.contains("grey_noise")) spec.grey_noise = get_bool(f, "grey_noise", "figure");
     if (f.contains("show_metric")) spec.show_metric = get_bool(f, "show_metric", "figure");
     if (f.contains("metric"))
-      spec.table_metric = parse_enum(kTableMetricNames, get_string(f, "metric", "figure"), "figure.metric");
+      spec.table_metric = enum_value_or_throw(kTableMetricNames, get_string(f, "metric", "figure"), "figure.metric");
     auto lower = [](std::string s) {
       std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
       return s;

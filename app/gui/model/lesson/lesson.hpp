@@ -13,7 +13,7 @@
 
 #include "core/model/settings.hpp"
 #include "core/stats/snapshot.hpp"
-#include "model/panels.hpp"
+#include "model/view_options.hpp"
 
 namespace maskscope::gui {
 

@@ -11,6 +11,7 @@
 #include "window/browser.hpp"
 #include "window/live/live.hpp"
 #include "window/figure/scene_draw.hpp"
+#include "window/widgets.hpp"
 
 namespace maskscope::gui {
 
@@ -49,8 +50,7 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
   FigureSpec& spec = wb.spec();
   const float fh = ImGui::GetFontSize();
   if (ImGui::Button("Add current settings as a row")) {
-    spec.rows.push_back(
-        {"", live, view.quantity, view.tab == Tab::diagonal ? Transform::diagonal_normalized : Transform::raw});
+    spec.rows.push_back({"", live, view.quantity, transform_of(view.tab)});
   }
   ImGui::SameLine();
   ImGui::SetNextItemWidth(fh * 5);
@@ -60,12 +60,10 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
       "random-weight network).");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(fh * 9);
-  int kind = static_cast<int>(spec.kind);
-  if (ImGui::Combo("kind", &kind,
-                   "heatmaps\0h(j) curves\0table\0metric vs layer\0norms vs position\0dR^2 vs query bin\0")) {
-    spec.kind = static_cast<FigureKind>(kind);
-    if (is_line_kind(spec.kind)) spec.difference = false;  // lines show every row as its own line
-  }
+  if (enum_combo("kind", spec.kind, kFigureKindNames,
+                 {"heatmaps", "h(j) curves", "table", "metric vs layer", "norms vs position", "dR^2 vs query bin"}) &&
+      is_line_kind(spec.kind))
+    spec.difference = false;  // lines show every row as its own line
   explain(
       "heatmaps: one map per row and layer. h(j) curves: LN-recency Eq. 42 beside the simulation. table: each "
       "row's metric per layer with its SE, as Zuo et al.'s Tables 4-6 (RP for S and A, adjacency for cos, norm "
@@ -80,10 +78,8 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
   if (spec.kind == FigureKind::table || spec.kind == FigureKind::layer_lines) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 9);
-    int metric = static_cast<int>(spec.table_metric);
-    if (ImGui::Combo(spec.kind == FigureKind::table ? "cells" : "metric", &metric,
-                     "row's metric\0dR^2 of S\0dR^2 of A\0"))
-      spec.table_metric = static_cast<TableMetric>(metric);
+    enum_combo(spec.kind == FigureKind::table ? "cells" : "metric", spec.table_metric, kTableMetricNames,
+               {"row's metric", "dR^2 of S", "dR^2 of A"});
     explain(
         "What the cells or points hold: each row's own metric (by what it shows), or the absolute-position "
         "leakage dR^2 of the logits S or of the weights A (Ruscio et al. Eq. 4), as in 004's Table 6.");
@@ -112,8 +108,7 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
   explain("Mask the diagonal except row 0 (LN-recency Fig. 1); cosines: the whole diagonal.");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(fh * 6);
-  int range = static_cast<int>(spec.range);
-  if (ImGui::Combo("range", &range, "all\0visible\0robust\0")) spec.range = static_cast<RangeMode>(range);
+  enum_combo("range", spec.range, kRangeModeNames);
   explain(
       "Colour range per panel: all cells, the visible cells (hidden diagonal left out), or robust (1%-99% quantiles).");
   ImGui::SameLine();
@@ -156,17 +151,19 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
     ImGui::Text("n=%d d=%d %s", row.settings.n, row.settings.d, short_label(row.settings).c_str());
     explain(settings_to_json(row.settings).dump().c_str());
     ImGui::TableNextColumn();
-    int q = static_cast<int>(row.quantity);
     ImGui::SetNextItemWidth(-1);
     // Norm and dR^2-bin figures show the same numbers whatever a row shows; a line per row shows its metric.
     ImGui::BeginDisabled(spec.kind == FigureKind::norms || spec.kind == FigureKind::leakage_bins);
-    if (ImGui::Combo("##show", &q, "S\0A\0cos\0||x||\0")) row.quantity = static_cast<Quantity>(q);
+    static constexpr EnumTable<Quantity, 4> kRowQuantities{
+        {{Quantity::score, "S"}, {Quantity::weight, "A"}, {Quantity::cosine, "cos"}, {Quantity::norm, "||x||"}}};
+    enum_combo("##show", row.quantity, kRowQuantities);
     ImGui::EndDisabled();
     ImGui::TableNextColumn();
-    int t = static_cast<int>(row.transform);
     ImGui::SetNextItemWidth(-1);
     ImGui::BeginDisabled(spec.kind != FigureKind::heatmaps);
-    if (ImGui::Combo("##map", &t, "raw\0diag.-normalized\0")) row.transform = static_cast<Transform>(t);
+    static constexpr EnumTable<Transform, 2> kRowTransforms{
+        {{Transform::raw, "raw"}, {Transform::diagonal_normalized, "diag.-normalized"}}};
+    enum_combo("##map", row.transform, kRowTransforms);
     ImGui::EndDisabled();
     ImGui::TableNextColumn();
     if (ImGui::ArrowButton("##up", ImGuiDir_Up) && r > 0) move_from = int(r), move_to = int(r) - 1;

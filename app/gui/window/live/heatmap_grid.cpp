@@ -46,33 +46,13 @@ void colorbar(ImDrawList* dl, ImVec2 c0, ImVec2 c1, const Colormap& cm, const Pa
   }
 }
 
-const char* metric_explanation(Quantity q) {
-  switch (q) {
-    case Quantity::cosine:
-      return "Adjacency probability score (Zuo et al. Sec. 4.1, App. A): over rows k >= 2 of the per-sample cosine "
-             "matrix of this layer's outputs and pairs i < j < k, the probability that the nearer token j is more "
-             "similar to k (C_ki < C_kj), ties 1/2, diagonal left out. 0.5 = no order; 1 = the nearer, the more "
-             "similar. Layer 0 is the embeddings. ± one standard error over samples.";
-    case Quantity::norm:
-      return "Norm adjacency (Zuo et al. Sec. 5.4, Table 6; docs/model.md section 7): over rows k >= 2 and pairs "
-             "i < j < k, the probability that ||x_i|| < ||x_j||, ties 1/2. 0.5 = the norms carry no order (Chi et "
-             "al.'s variance signal); below 0.5 later tokens have smaller norms. ± one standard error over samples.";
-    default:
-      return "Recency probability (LN-recency Sec. 3): over triples i > k > j of one query's keys, the "
-             "probability that the nearer key k scores higher (S_ik > S_ij), ties 1/2. 0.5 = no bias, "
-             "> 0.5 recency, < 0.5 primacy. With several heads: the mean over heads, or the selected head's. "
-             "± one standard error over samples.";
-  }
-}
-
 // "RP 0.6382 ± 0.0003", or why there is none; ties flagged.
-void badge(ImVec2 at, const Snapshot& snap, const PanelData& p, Quantity q, float fh) {
-  if (is_stage(q)) {  // a stage's Gram matrix has no metric: say what the cells are
+void badge(ImVec2 at, const Snapshot& snap, const PanelData& p, const QuantityInfo& q, float fh) {
+  const std::string tooltip(q.tooltip);
+  if (q.metric == BadgeMetric::none) {  // no metric (a stage's Gram matrix): say what the cells are
     ImGui::SetCursorScreenPos(at);
-    ImGui::TextDisabled("%s", is_stage_cosine(q) ? "E[cos(s_i, s_j)]" : "E[<s_i, s_j>]");
-    explain(
-        "The mean over samples of the inner products (or cosines) of this stage's rows s_i, s_j "
-        "(docs/model.md section 10; Behind RoPE Fig. 3). Hover a cell for its standard error.");
+    ImGui::TextDisabled("%.*s", int(q.cells.size()), q.cells.data());
+    explain(tooltip.c_str());
     return;
   }
   std::string text;
@@ -83,7 +63,7 @@ void badge(ImVec2 at, const Snapshot& snap, const PanelData& p, Quantity q, floa
   ImGui::SetCursorScreenPos(at);
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(fh * 0.4f, 0));
   ImGui::TextUnformatted(text.c_str());
-  explain(metric_explanation(q));
+  explain(tooltip.c_str());
   if (std::isfinite(p.ties) && p.ties > kTieFlagFraction) {
     ImGui::SameLine();
     char t[48];
@@ -118,7 +98,7 @@ void norm_bars(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const PanelData& p, const C
 }  // namespace
 
 void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panels, const ViewOptions& view,
-                       HeatmapRenderer& renderer, bool diverging, const LessonPointer* point) {
+                       HeatmapRenderer& renderer, const LessonPointer* point) {
   if (panels.empty()) {
     ImGui::TextUnformatted("Simulating...");
     return;
@@ -127,7 +107,9 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
   const int L = int(panels.size());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float fh = ImGui::GetFontSize();
-  const ColormapId map = diverging ? view.diverging : view.sequential;
+  const QuantityInfo& quantity = quantity_info(view.quantity);
+  const bool centred = diverging_map(view.quantity, transform_of(view.tab));
+  const ColormapId map = centred ? view.diverging : view.sequential;
   const float label_w = ImGui::CalcTextSize(std::to_string(std::max(0, n - 1)).c_str()).x + fh * 0.5f;
   const float colorbar_w = fh * 5.2f;
   const float header_h = fh * 2.8f;
@@ -160,7 +142,7 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Colormap& cm = colormap(map);
-  const std::string what(symbol(view.quantity));
+  const std::string what(quantity.symbol);
 
   for (int k = 0; k < L; ++k) {
     const PanelData& p = panels[std::size_t(k)];
@@ -168,15 +150,13 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
     const ImVec2 top(origin.x + float(col) * panel_w + label_w, origin.y + float(row) * (cell + header_h + footer_h));
     char title[96];
     const bool norms = p.norms;
-    const std::string head = view.head >= 0 && !norms && view.quantity != Quantity::cosine
-                                 ? "  head " + std::to_string(view.head + 1)
-                                 : std::string();
+    const std::string head = view.head >= 0 && quantity.per_head ? "  head " + std::to_string(view.head + 1) : "";
     if (p.layer == 0) std::snprintf(title, sizeof title, "Embeddings (layer 0)  %s", what.c_str());
     else
-      std::snprintf(title, sizeof title, "Layer %d  %s%s%s", p.layer, diverging && !norms ? "diag-normalized " : "",
-                    what.c_str(), head.c_str());
+      std::snprintf(title, sizeof title, "Layer %d  %s%s%s", p.layer, centred ? "diag-normalized " : "", what.c_str(),
+                    head.c_str());
     dl->AddText(top, text, title);
-    badge(ImVec2(top.x, top.y + fh * 1.25f), snap, p, view.quantity, fh);
+    badge(ImVec2(top.x, top.y + fh * 1.25f), snap, p, quantity, fh);
     const ImVec2 p0(top.x, top.y + header_h);
     const ImVec2 p1(p0.x + cell, p0.y + cell);
     if (norms) norm_bars(dl, p0, p1, p, cm);

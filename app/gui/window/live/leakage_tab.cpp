@@ -12,6 +12,7 @@
 
 #include "core/stats/leakage.hpp"
 #include "model/format.hpp"
+#include "model/ticks.hpp"
 #include "window/live/live.hpp"
 #include "window/plot.hpp"
 

@@ -38,11 +38,11 @@ enum class TensorAction { none, compare, close };
 TensorAction draw_tensor_controls(const Controller& controller, ViewOptions& view, const TensorInfo& info,
                                   float ui_scale);
 
-// Per-layer heatmaps of the current tab (raw or diagonal-normalized), each with its colorbar,
-// metric badge and hover read-out.
+// Per-layer heatmaps of the current tab (raw or diagonal-normalized: transform_of(view.tab)), each with
+// its colorbar, metric badge and hover read-out.
 // `point` (a lesson step's pointer) outlines a layer panel or a cell range in it, with its label.
 void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panels, const ViewOptions& view,
-                       HeatmapRenderer& renderer, bool diverging, const LessonPointer* point = nullptr);
+                       HeatmapRenderer& renderer, const LessonPointer* point = nullptr);
 
 // h(j): the closed form that applies to the settings beside the simulation (h_of_j.hpp).
 void draw_h_of_j_tab(const Snapshot& snap, const ViewOptions& view);

@@ -6,28 +6,19 @@
 #include <string>
 
 #include "window/live/control_helpers.hpp"
+#include "window/widgets.hpp"
 
 namespace maskscope::gui {
 
-namespace {
-// The show list's words for q in this family.
-std::string show_label(Quantity q, const Settings& s) {
-  switch (q) {
-    case Quantity::score: return "scores S";
-    case Quantity::weight: return "weights A";
-    case Quantity::cosine: return "cosine of outputs";
-    case Quantity::norm: return "norms of outputs";
-    default: return stage_quantity_label(q, s.random_weights());
-  }
-}
-}  // namespace
-
 void view_controls(ViewOptions& view, const Settings& s) {
-  if (ImGui::BeginCombo("show", show_label(view.quantity, s).c_str())) {
-    for (const auto& [q, name] : kQuantityNames) {
-      if (!family_has(s, q)) continue;  // stages this family lacks (keys, W_O and the MLP of the network)
-      if (q == Quantity::gram_input) ImGui::Separator();
-      if (ImGui::Selectable(show_label(q, s).c_str(), q == view.quantity)) view.quantity = q;
+  if (ImGui::BeginCombo("show", quantity_label(view.quantity, s.random_weights()).c_str())) {
+    bool stages = false;
+    for (const QuantityInfo& q : quantities()) {
+      if (q.is_stage() && !stages) ImGui::Separator();  // the stages' Gram matrices after the layer's maps
+      stages = q.is_stage();
+      if (!family_has(s, q.id)) continue;  // stages this family lacks (keys, W_O and the MLP of the network)
+      if (ImGui::Selectable(quantity_label(q.id, s.random_weights()).c_str(), q.id == view.quantity))
+        view.quantity = q.id;
     }
     ImGui::EndCombo();
   }
@@ -41,7 +32,7 @@ void view_controls(ViewOptions& view, const Settings& s) {
       "on the stage Gram matrices (the run restarts; they cost n^2 d per stage and sample).");
   {
     const bool heads = s.random_weights() && s.heads > 1;
-    const FamilyOnly guard(heads && (view.quantity == Quantity::score || view.quantity == Quantity::weight));
+    const FamilyOnly guard(heads && quantity_info(view.quantity).per_head);
     if (!heads) view.head = -1;
     view.head = std::min(view.head, s.heads - 1);
     int h = view.head + 1;
@@ -53,19 +44,18 @@ void view_controls(ViewOptions& view, const Settings& s) {
         "to the layer, not to a head.",
         guard.off, "\n\n(Greyed: needs the random-weight network with several heads, showing S or A.)");
   }
-  int range = static_cast<int>(view.range);
-  if (ImGui::Combo("colour range", &range, "all cells\0visible cells\0robust (1%-99%)\0"))
-    view.range = static_cast<RangeMode>(range);
+  enum_combo("colour range", view.range, kRangeModeNames, {"all cells", "visible cells", "robust (1%-99%)"});
   explain(
       "all cells: min to max, so one large cell (the (0,0) score sqrt(d)) can swamp the rest; visible: "
       "leaves out the hidden diagonal; robust: the 1% and 99% quantiles of the visible cells. Clipped "
       "values are marked by triangles on the colorbar.");
-  int seq = static_cast<int>(view.sequential);
-  if (ImGui::Combo("colormap", &seq, "rocket\0viridis\0magma\0")) view.sequential = static_cast<ColormapId>(seq);
+  // The sequential and the diverging maps of kColormapNames, as the combos offer them.
+  static constexpr EnumTable<ColormapId, 3> kSequential{
+      {{ColormapId::rocket, "rocket"}, {ColormapId::viridis, "viridis"}, {ColormapId::magma, "magma"}}};
+  static constexpr EnumTable<ColormapId, 2> kDiverging{{{ColormapId::rdbu, "RdBu"}, {ColormapId::coolwarm, "coolwarm"}}};
+  enum_combo("colormap", view.sequential, kSequential);
   explain("Sequential map for scores, weights and cosines (perceptually uniform, from matplotlib / seaborn).");
-  int div = static_cast<int>(view.diverging) - static_cast<int>(ColormapId::rdbu);
-  if (ImGui::Combo("diverging", &div, "RdBu\0coolwarm\0"))
-    view.diverging = static_cast<ColormapId>(div + static_cast<int>(ColormapId::rdbu));
+  enum_combo("diverging", view.diverging, kDiverging);
   explain("Diverging map, centred on 0, for the diagonal-normalized view.");
   ImGui::Checkbox("hide diagonal (except row 0)", &view.hide_diagonal);
   explain(

@@ -51,13 +51,13 @@ void Views::compare_tensors_with_simulation() {
   m.label = tensor_info_.model.empty() || tensor_info_.model.size() > 24 ? "model" : tensor_info_.model;
   m.settings = model;
   m.quantity = view_.quantity;
-  const Transform transform = view_.tab == Tab::diagonal ? Transform::diagonal_normalized : Transform::raw;
+  const Transform transform = transform_of(view_.tab);
   m.transform = transform;
   FigureRow p;
   p.label = "parameter-free";
   p.settings = sim;
   p.quantity = view_.quantity;
-  if (tensor_info_.d == 0 && (p.quantity == Quantity::cosine || p.quantity == Quantity::norm))
+  if (tensor_info_.d == 0 && quantity_info(p.quantity).hidden_states)
     m.quantity = p.quantity = Quantity::score;  // no hidden states: no cosines or norms to compare
   p.transform = transform;
   spec.rows = {m, p};

@@ -39,9 +39,7 @@ void Views::draw_tab_content() {
   const LessonPointer* point = lesson_ && lesson_->current().point ? &*lesson_->current().point : nullptr;
   if (on_screen_.snap) switch (view_.tab) {
       case Tab::attention:
-        draw_heatmap_grid(*on_screen_.snap, on_screen_.panels, view_, renderer_, false, point);
-        break;
-      case Tab::diagonal: draw_heatmap_grid(*on_screen_.snap, on_screen_.panels, view_, renderer_, true, point); break;
+      case Tab::diagonal: draw_heatmap_grid(*on_screen_.snap, on_screen_.panels, view_, renderer_, point); break;
       case Tab::h_of_j: draw_h_of_j_tab(*on_screen_.snap, view_); break;
       case Tab::metrics: draw_metrics_tab(*on_screen_.snap); break;
       case Tab::figure: draw_figure_tab(figure_, controller_.settings(), view_); break;
