@@ -52,7 +52,8 @@ void view_controls(ViewOptions& view, const Settings& s) {
   // The sequential and the diverging maps of kColormapNames, as the combos offer them.
   static constexpr EnumTable<ColormapId, 3> kSequential{
       {{ColormapId::rocket, "rocket"}, {ColormapId::viridis, "viridis"}, {ColormapId::magma, "magma"}}};
-  static constexpr EnumTable<ColormapId, 2> kDiverging{{{ColormapId::rdbu, "RdBu"}, {ColormapId::coolwarm, "coolwarm"}}};
+  static constexpr EnumTable<ColormapId, 2> kDiverging{
+      {{ColormapId::rdbu, "RdBu"}, {ColormapId::coolwarm, "coolwarm"}}};
   enum_combo("colormap", view.sequential, kSequential);
   explain("Sequential map for scores, weights and cosines (perceptually uniform, from matplotlib / seaborn).");
   enum_combo("diverging", view.diverging, kDiverging);
