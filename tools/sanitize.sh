@@ -3,7 +3,7 @@
 #   bash tools/sanitize.sh asan   # AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   bash tools/sanitize.sh tsan   # ThreadSanitizer (build-tsan/)
 #   bash tools/sanitize.sh        # both
-#   bash tools/sanitize.sh asan --window-free   # only the window-free suites (core, CLI, GUI model), without
+#   bash tools/sanitize.sh asan --window-free   # only the window-free suites (core, CLI, the window-free GUI half), without
 #                                               # building the window (CI runs this)
 #   bash tools/sanitize.sh tsan --threads       # only the tests of the threads: the runner, the sweep, the
 #                                               # controller and the figure and sweep workbenches (CI runs this)
@@ -36,11 +36,11 @@ for mode in "${modes[@]}"; do
   dir="build-$mode"  # the preset's binaryDir; its flags are in CMakePresets.json
   echo "== $mode: building into $dir"
   cmake --preset "$mode" >/dev/null
-  suites="core_tests|cli_tests|gui_model_tests"
+  suites="core_tests|cli_tests|gui_common_tests"
   if [ "$threads_only" = 1 ]; then
-    cmake --build "$dir" -j"$(nproc)" --target core_tests gui_model_tests
+    cmake --build "$dir" -j"$(nproc)" --target core_tests gui_common_tests
   elif [ "$window_free" = 1 ]; then
-    cmake --build "$dir" -j"$(nproc)" --target core_tests cli_tests gui_model_tests maskscope-cli
+    cmake --build "$dir" -j"$(nproc)" --target core_tests cli_tests gui_common_tests maskscope-cli
   else
     cmake --build "$dir" -j"$(nproc)"
   fi

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "core/kernel/gemm_reference.hpp"
+#include "core/kernel/network/gemm_reference.hpp"
 #include "core/run/kernel_info.hpp"
 #include "core/model/cost.hpp"
 #include "core/model/strict_number.hpp"

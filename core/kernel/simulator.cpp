@@ -15,9 +15,9 @@
 #include "core/model/cost.hpp"
 #include "core/random/random_stream.hpp"
 #include "core/kernel/kernel_args.hpp"
-#include "core/kernel/lane_kernel.hpp"
+#include "core/kernel/lane/lane_kernel.hpp"
 #include "core/kernel/kernel_steps.hpp"
-#include "core/kernel/random_weights.hpp"
+#include "core/kernel/network/random_weights.hpp"
 #include "core/kernel/simd.hpp"
 
 namespace maskscope {

@@ -1,9 +1,9 @@
 // The kernel a run uses (kernel_info.hpp).
 #include "core/run/kernel_info.hpp"
 
-#include "core/kernel/lane_kernel.hpp"
-#include "core/kernel/random_weights.hpp"
-#include "core/kernel/random_weights_bartlett.hpp"
+#include "core/kernel/lane/lane_kernel.hpp"
+#include "core/kernel/network/random_weights.hpp"
+#include "core/kernel/network/random_weights_bartlett.hpp"
 #include "core/model/input_basis.hpp"
 
 namespace maskscope {

@@ -13,7 +13,7 @@
 
 #include "core/formats/result_json.hpp"
 #include "core/run/runner.hpp"
-#include "model/figure/figure.hpp"
+#include "common/figure/figure.hpp"
 #include "svg_heatmaps.hpp"
 
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/run/runner.hpp"
-#include "model/figure/figure.hpp"
+#include "common/figure/figure.hpp"
 
 namespace maskscope::test {
 

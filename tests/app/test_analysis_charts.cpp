@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/run/runner.hpp"
-#include "model/figure/analysis_charts.hpp"
+#include "common/figure/analysis_charts.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

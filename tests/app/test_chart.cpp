@@ -7,8 +7,8 @@
 #include <random>
 #include <set>
 
-#include "model/figure/chart.hpp"
-#include "model/format.hpp"
+#include "common/figure/chart.hpp"
+#include "common/format.hpp"
 
 using namespace maskscope::gui;
 

@@ -1,9 +1,10 @@
-// The GUI model without a window: restart on change, undo/redo, invalid edits, snapshot hand-off.
+// The window-free GUI half (app/gui/common/) without a window: restart on change, undo/redo, invalid edits, snapshot
+// hand-off.
 #include <doctest/doctest.h>
 
 #include <thread>
 
-#include "model/controller.hpp"
+#include "common/controller.hpp"
 #include "core/run/resources.hpp"
 
 using namespace maskscope;

@@ -7,9 +7,9 @@
 
 #include "core/model/theory.hpp"
 #include "figure_helpers.hpp"
-#include "model/figure/figure.hpp"
-#include "model/figure/figure_render.hpp"
-#include "model/figure/figure_runs.hpp"
+#include "common/figure/figure.hpp"
+#include "common/figure/figure_render.hpp"
+#include "common/figure/figure_runs.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

@@ -9,8 +9,8 @@
 
 #include "core/formats/result_json.hpp"
 #include "figure_helpers.hpp"
-#include "model/figure/figure.hpp"
-#include "model/figure/figure_render.hpp"
+#include "common/figure/figure.hpp"
+#include "common/figure/figure_render.hpp"
 #include "svg_heatmaps.hpp"
 
 using namespace maskscope;

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "figure_helpers.hpp"
-#include "model/figure/figure.hpp"
-#include "model/figure/figure_lines.hpp"
-#include "model/figure/figure_render.hpp"
+#include "common/figure/figure.hpp"
+#include "common/figure/figure_lines.hpp"
+#include "common/figure/figure_render.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

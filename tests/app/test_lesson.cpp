@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "core/run/runner.hpp"
-#include "model/lesson/lesson.hpp"
+#include "common/lesson/lesson.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

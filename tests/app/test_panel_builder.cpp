@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "core/formats/result_json.hpp"
-#include "model/controller.hpp"
-#include "model/panel_builder.hpp"
-#include "model/panels.hpp"
+#include "common/controller.hpp"
+#include "common/panel_builder.hpp"
+#include "common/panels.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

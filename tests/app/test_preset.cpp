@@ -9,8 +9,8 @@
 
 #include "core/formats/result_json.hpp"
 #include "figure_helpers.hpp"
-#include "model/controller.hpp"
-#include "model/figure/figure.hpp"
+#include "common/controller.hpp"
+#include "common/figure/figure.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

@@ -1,4 +1,4 @@
-// The quantity registry (model/quantity.hpp): each row's name reads back as its quantity, the names are
+// The quantity registry (common/quantity.hpp): each row's name reads back as its quantity, the names are
 // distinct, and each quantity's colour range rule gives the expected range on a small known layer.
 #include <doctest/doctest.h>
 
@@ -11,8 +11,8 @@
 
 #include "core/model/key_ranges.hpp"
 #include "core/stats/map.hpp"
-#include "model/panels.hpp"
-#include "model/quantity.hpp"
+#include "common/panels.hpp"
+#include "common/quantity.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

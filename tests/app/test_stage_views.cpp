@@ -7,10 +7,10 @@
 #include <filesystem>
 
 #include "figure_helpers.hpp"
-#include "model/figure/figure.hpp"
-#include "model/figure/figure_render.hpp"
+#include "common/figure/figure.hpp"
+#include "common/figure/figure_render.hpp"
 #include "core/model/settings_text.hpp"
-#include "model/panels.hpp"
+#include "common/panels.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

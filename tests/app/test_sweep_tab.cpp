@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "core/run/runner.hpp"
-#include "model/figure/figure.hpp"
-#include "model/sweep/sweep_chart.hpp"
-#include "model/sweep/sweep_workbench.hpp"
+#include "common/figure/figure.hpp"
+#include "common/sweep/sweep_chart.hpp"
+#include "common/sweep/sweep_workbench.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

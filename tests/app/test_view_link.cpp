@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/model/settings_text.hpp"
-#include "model/view_link.hpp"
+#include "common/view_link.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

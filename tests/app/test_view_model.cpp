@@ -10,11 +10,11 @@
 #include <thread>
 
 #include "core/formats/result_json.hpp"
-#include "model/controller.hpp"
-#include "model/figure/figure_workbench.hpp"
-#include "model/format.hpp"
-#include "model/h_of_j.hpp"
-#include "model/panels.hpp"
+#include "common/controller.hpp"
+#include "common/figure/figure_workbench.hpp"
+#include "common/format.hpp"
+#include "common/h_of_j.hpp"
+#include "common/panels.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

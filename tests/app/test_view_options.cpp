@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "model/tabs.hpp"
-#include "model/ticks.hpp"
-#include "model/view_options.hpp"
+#include "common/tabs.hpp"
+#include "common/ticks.hpp"
+#include "common/view_options.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;

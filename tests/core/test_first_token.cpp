@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/kernel/random_weights.hpp"
+#include "core/kernel/network/random_weights.hpp"
 #include "core/kernel/simulator.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/run/runner.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/run/kernel_info.hpp"
-#include "core/kernel/lane_kernel.hpp"
+#include "core/kernel/lane/lane_kernel.hpp"
 #include "core/random/random_stream.hpp"
 #include "core/kernel/simd.hpp"
 #include "core/kernel/sample_metrics.hpp"

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "core/kernel/random_weights.hpp"
+#include "core/kernel/network/random_weights.hpp"
 #include "core/run/runner.hpp"
 #include "core/kernel/simulator.hpp"
 #include "random_weights_helpers.hpp"

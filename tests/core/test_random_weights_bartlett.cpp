@@ -1,4 +1,4 @@
-// Bartlett attention (core/kernel/random_weights_bartlett.hpp, docs/numerics.md): one head's n x n rows
+// Bartlett attention (core/kernel/network/random_weights_bartlett.hpp, docs/numerics.md): one head's n x n rows
 // q', k', v' against the closed-form moments of the direct draws q = sigma L Z_q, k = sigma L Z_k,
 // v = sigma L Z_v (Z: n x d_h standard normal, L L^T = Y Y^T), and the whole per-sample run at mean 0
 // against explicitly drawn networks.
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/run/kernel_info.hpp"
-#include "core/kernel/lane_kernel.hpp"
-#include "core/kernel/random_weights.hpp"
+#include "core/kernel/lane/lane_kernel.hpp"
+#include "core/kernel/network/random_weights.hpp"
 #include "core/run/runner.hpp"
 #include "random_weights_helpers.hpp"
 

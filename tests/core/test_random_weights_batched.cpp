@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/kernel/random_weights.hpp"
-#include "core/kernel/random_weights_init.hpp"
+#include "core/kernel/network/random_weights.hpp"
+#include "core/kernel/network/random_weights_init.hpp"
 #include "core/kernel/simulator.hpp"
 #include "core/run/runner.hpp"
 #include "random_weights_helpers.hpp"

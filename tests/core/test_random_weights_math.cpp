@@ -1,4 +1,4 @@
-// The random-weight kernel's vector arithmetic (core/kernel/random_weights_math.hpp): GELU against erf in
+// The random-weight kernel's vector arithmetic (core/kernel/network/random_weights_math.hpp): GELU against erf in
 // double, and the per-sample draws' triangular product against sums in double.
 #include <doctest/doctest.h>
 
@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "core/kernel/random_weights.hpp"
-#include "core/kernel/random_weights_math.hpp"
+#include "core/kernel/network/random_weights.hpp"
+#include "core/kernel/network/random_weights_math.hpp"
 
 using namespace maskscope;
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/run/kernel_info.hpp"
-#include "core/kernel/lane_kernel.hpp"
+#include "core/kernel/lane/lane_kernel.hpp"
 #include "core/kernel/simulator.hpp"
 #include "core/model/stages.hpp"
 #include "core/model/theory.hpp"

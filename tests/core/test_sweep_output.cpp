@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/run/kernel_info.hpp"
-#include "core/kernel/lane_kernel.hpp"
+#include "core/kernel/lane/lane_kernel.hpp"
 #include "core/run/sweep.hpp"
 #include "core/run/sweep_output.hpp"
 #include "core/run/sweep_shard.hpp"

@@ -14,8 +14,8 @@
 #include "core/model/token_file.hpp"
 #include "core/run/kernel_info.hpp"
 #include "core/run/sweep_shard.hpp"
-#include "model/figure/figure.hpp"
-#include "model/lesson/lesson.hpp"
+#include "common/figure/figure.hpp"
+#include "common/lesson/lesson.hpp"
 
 // The simulation kernels are not in this build (maskscope_core_io has none): the kernel's name, which a sweep
 // file's writer asks for and no reader does, is a stand-in.

@@ -4,7 +4,7 @@
 #include <mutex>
 
 #include "core/formats/atomic_file.hpp"
-#include "model/figure/figure_render.hpp"
+#include "common/figure/figure_render.hpp"
 #include "web/png_from_svg.hpp"
 
 namespace maskscope::gui {

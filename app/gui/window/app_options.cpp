@@ -12,7 +12,7 @@
 #include "core/formats/atomic_file.hpp"
 #include "core/run/partial_sums.hpp"
 #include "core/formats/tensor_analysis.hpp"
-#include "model/controller.hpp"
+#include "common/controller.hpp"
 #include "core/formats/result_json.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/model/strict_number.hpp"

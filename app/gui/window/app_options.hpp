@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "model/figure/figure.hpp"
-#include "model/view_options.hpp"
-#include "model/lesson/lesson.hpp"
+#include "common/figure/figure.hpp"
+#include "common/view_options.hpp"
+#include "common/lesson/lesson.hpp"
 
 namespace maskscope::gui {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/model/settings.hpp"
-#include "model/view_options.hpp"
+#include "common/view_options.hpp"
 
 struct GLFWwindow;
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "window/app_options.hpp"
-#include "model/controller.hpp"
+#include "common/controller.hpp"
 #include "window/views/views.hpp"
 
 namespace maskscope::gui {

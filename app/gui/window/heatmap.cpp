@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "model/embedded_asset.hpp"
+#include "common/embedded_asset.hpp"
 
 namespace maskscope::gui {
 

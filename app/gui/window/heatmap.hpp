@@ -9,7 +9,7 @@
 #include <deque>
 #include <vector>
 
-#include "model/colormap.hpp"
+#include "common/colormap.hpp"
 
 namespace maskscope::gui {
 

@@ -16,7 +16,7 @@
 
 #include "window/app_options.hpp"
 #include "window/browser.hpp"
-#include "model/controller.hpp"
+#include "common/controller.hpp"
 #include "window/headless.hpp"
 #include "window/screenshot.hpp"
 #include "window/shortcuts.hpp"

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <limits>
 
-#include "model/format.hpp"
-#include "model/ticks.hpp"
+#include "common/format.hpp"
+#include "common/ticks.hpp"
 
 namespace maskscope::gui {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "model/figure/figure_workbench.hpp"
+#include "common/figure/figure_workbench.hpp"
 
 namespace maskscope::gui {
 

@@ -3,7 +3,7 @@
 
 #include <imgui.h>
 
-#include "model/figure/figure_render.hpp"
+#include "common/figure/figure_render.hpp"
 
 namespace maskscope::gui {
 

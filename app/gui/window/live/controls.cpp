@@ -10,7 +10,7 @@
 
 #include "core/model/settings_text.hpp"
 #include "core/model/threading.hpp"
-#include "model/format.hpp"
+#include "common/format.hpp"
 #include "window/live/control_helpers.hpp"
 #include "window/live/live.hpp"
 #include "window/widgets.hpp"

@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "core/model/theory.hpp"
-#include "model/format.hpp"
-#include "model/h_of_j.hpp"
+#include "common/format.hpp"
+#include "common/h_of_j.hpp"
 #include "window/live/live.hpp"
 #include "window/plot.hpp"
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "model/format.hpp"
+#include "common/format.hpp"
 #include "window/live/live.hpp"
 
 namespace maskscope::gui {

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "model/figure/analysis_charts.hpp"
+#include "common/figure/analysis_charts.hpp"
 #include "window/live/live.hpp"
 
 namespace maskscope::gui {

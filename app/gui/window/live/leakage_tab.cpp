@@ -11,8 +11,8 @@
 #include <string>
 
 #include "core/stats/leakage.hpp"
-#include "model/format.hpp"
-#include "model/ticks.hpp"
+#include "common/format.hpp"
+#include "common/ticks.hpp"
 #include "window/live/live.hpp"
 #include "window/plot.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "core/model/theory.hpp"
-#include "model/format.hpp"
+#include "common/format.hpp"
 #include "window/plot.hpp"
 #include "window/views/views.hpp"
 

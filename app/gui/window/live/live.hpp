@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "core/stats/position_probe.hpp"
-#include "model/controller.hpp"
+#include "common/controller.hpp"
 #include "window/heatmap.hpp"
-#include "model/lesson/lesson.hpp"
-#include "model/panels.hpp"
+#include "common/lesson/lesson.hpp"
+#include "common/panels.hpp"
 
 namespace maskscope::gui {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/stats/metric_table.hpp"
-#include "model/format.hpp"
+#include "common/format.hpp"
 #include "window/live/live.hpp"
 #include "window/plot.hpp"
 

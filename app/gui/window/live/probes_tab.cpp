@@ -13,7 +13,7 @@
 #include "core/formats/tensor_analysis.hpp"
 #include "core/model/threading.hpp"
 #include "core/run/position_probes.hpp"
-#include "model/figure/analysis_charts.hpp"
+#include "common/figure/analysis_charts.hpp"
 #include "window/live/live.hpp"
 #include "window/plot.hpp"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "model/format.hpp"
+#include "common/format.hpp"
 #include "window/live/live.hpp"
 
 namespace maskscope::gui {

@@ -1,9 +1,9 @@
 // The Sweep tab (drawn with Dear ImGui) over a SweepWorkbench: a metric against one or two settings, live.
 #pragma once
 
-#include "model/controller.hpp"
-#include "model/figure/figure.hpp"
-#include "model/sweep/sweep_workbench.hpp"
+#include "common/controller.hpp"
+#include "common/figure/figure.hpp"
+#include "common/sweep/sweep_workbench.hpp"
 
 namespace maskscope::gui {
 

@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "model/controller.hpp"
-#include "model/figure/figure_workbench.hpp"
-#include "model/sweep/sweep_workbench.hpp"
+#include "common/controller.hpp"
+#include "common/figure/figure_workbench.hpp"
+#include "common/sweep/sweep_workbench.hpp"
 #include "window/heatmap.hpp"
-#include "model/lesson/lesson.hpp"
+#include "common/lesson/lesson.hpp"
 #include "window/live/live.hpp"
-#include "model/panel_builder.hpp"
-#include "model/panels.hpp"
+#include "common/panel_builder.hpp"
+#include "common/panels.hpp"
 
 namespace maskscope::gui {
 

@@ -1,0 +1,160 @@
+// Figures and presets, with no GL. A figure has rows (one configuration each, as the papers
+// compare 2-5 configurations side by side) and columns (the chosen layers, optionally repeated
+// for column groups such as d = 16 | d = 64 in LN-recency Fig. 1). A preset is the live window's
+// settings and view plus a figure: everything needed to reproduce a paper's figure.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/formats/atomic_file.hpp"
+#include "core/model/enum_names.hpp"
+#include "core/model/settings.hpp"
+#include "core/stats/snapshot.hpp"
+#include "common/panels.hpp"
+#include "common/sweep/sweep_view.hpp"
+
+namespace maskscope::gui {
+
+// table: rows x layers of the rows' metric with its SE (Zuo et al. Tables 4-6), exported as CSV too.
+// The line kinds (figure_lines.hpp): layer_lines, a metric against the layer, one line per row (Zuo et al.
+// Fig. 3 and 7); norms, the output norms ||x_i|| against the position i, one line per layer (Zuo et al.
+// Fig. 11); leakage_bins, dR^2 against the query-position bin on a log axis (Ruscio et al. Fig. 1).
+enum class FigureKind { heatmaps, h_of_j, table, layer_lines, norms, leakage_bins };
+// What a table figure's cells hold: the row's own metric (RP, adj, norm adj by what it shows), or the
+// absolute-position leakage dR^2 of the logits or of the weights (Ruscio et al.; docs/model.md section 8).
+enum class TableMetric { automatic, delta_r2, weight_delta_r2 };
+// Their names in presets (enum_names.hpp): to_string, the preset reader and its messages read these.
+inline constexpr EnumTable<FigureKind, 6> kFigureKindNames{{{FigureKind::heatmaps, "heatmaps"},
+                                                            {FigureKind::h_of_j, "h_of_j"},
+                                                            {FigureKind::table, "table"},
+                                                            {FigureKind::layer_lines, "layer_lines"},
+                                                            {FigureKind::norms, "norms"},
+                                                            {FigureKind::leakage_bins, "leakage_bins"}}};
+inline constexpr EnumTable<TableMetric, 3> kTableMetricNames{{{TableMetric::automatic, "auto"},
+                                                              {TableMetric::delta_r2, "delta_r2"},
+                                                              {TableMetric::weight_delta_r2, "weight_delta_r2"}}};
+std::string_view to_string(TableMetric m);
+
+struct FigureRow {
+  std::string label;  // empty: short_label(settings)
+  Settings settings;
+  Quantity quantity = Quantity::score;
+  Transform transform = Transform::raw;
+  bool operator==(const FigureRow&) const = default;
+};
+
+// A column group: its title and the settings it overrides (JSON object, e.g. {"d": 16}).
+struct FigureGroup {
+  std::string title;
+  nlohmann::json set = nlohmann::json::object();
+  bool operator==(const FigureGroup&) const = default;
+};
+
+struct FigureSpec {
+  std::string title;
+  FigureKind kind = FigureKind::heatmaps;
+  std::vector<int> layers = {1, 2};  // columns of each group, 1-based; 0 = the embeddings (random_weights)
+  std::vector<FigureGroup> groups;   // empty: one group that overrides nothing
+  std::vector<FigureRow> rows;
+  bool difference = false;              // show rows 2.. minus row 1 (same seed: same random draws)
+  bool shared_range = false;            // one colour range for all panels (per transform)
+  bool hide_diagonal = true;            // mask the diagonal except row 0 in raw S and A maps (cos: all of it)
+  RangeMode range = RangeMode::robust;  // how each panel's colour range is chosen
+  bool grey_noise = true;               // centred maps: grey where |value| <= 2 SE
+  bool show_metric = true;              // RP (S, A), adjacency (cos) or norm adjacency (||x||) in each panel's title
+  TableMetric table_metric = TableMetric::automatic;  // table and layer_lines; leakage_bins: of S or of A
+  ColormapId sequential = ColormapId::rocket;
+  ColormapId diverging = ColormapId::rdbu;
+  bool operator==(const FigureSpec&) const = default;
+};
+
+// PNG export size: a scale of the layout's natural size, or a width in pixels.
+struct ExportLimits {
+  static constexpr double scale_min = 0.25, scale_max = 8.0;
+  static constexpr int width_min = 64, width_max = 16384;
+};
+
+struct ExportOptions {
+  double scale = 2.0;  // 1x = the layout's natural size in pixels
+  int width = 0;       // > 0: PNG width in pixels (overrides scale)
+  bool operator==(const ExportOptions&) const = default;
+};
+
+struct Preset {
+  std::string name;         // file stem, e.g. "ln-recency-fig1"
+  std::string description;  // paper and figure
+  Settings settings;        // the live window's settings
+  ViewOptions view;
+  FigureSpec figure;
+  ExportOptions export_options;
+  std::optional<SweepView> sweep;  // the Sweep tab's sweep (issue 32), when the preset is a sweep
+  bool operator==(const Preset&) const = default;
+};
+
+std::string_view to_string(FigureKind k);
+// layer_lines, norms and leakage_bins: drawn as line charts (figure_lines.hpp).
+inline bool is_line_kind(FigureKind k) {
+  return k == FigureKind::layer_lines || k == FigureKind::norms || k == FigureKind::leakage_bins;
+}
+
+// The settings a figure cell simulates: row settings, then the group's overrides, with enough
+// layers for every column. Cells with equal settings share one run.
+Settings cell_settings(const FigureSpec& spec, std::size_t row, std::size_t group);
+std::vector<Settings> figure_simulations(const FigureSpec& spec);
+std::size_t group_count(const FigureSpec& spec);
+std::string row_label(const FigureRow& row);
+
+// Every violation in the figure, each naming where (e.g. "figure.rows[2].alpha").
+std::vector<SettingError> validate(const FigureSpec& spec);
+
+nlohmann::json preset_to_json(const Preset& p);
+// Throws std::runtime_error naming the key (e.g. "figure.rows[1].set.alpha: ...") on any error:
+// malformed JSON values, unknown keys, settings out of range. Never partially updates anything.
+Preset preset_from_json(const nlohmann::json& j);
+// Reads a preset file; on failure returns nullopt-like empty and sets `error` to a message that
+// names the file and, for JSON syntax errors, the byte where parsing stopped.
+bool load_preset_file(const std::string& path, Preset& out, std::string& error);
+// Writes through a temporary file renamed into place.
+bool save_preset_file(const std::string& path, const Preset& p, std::string& error);
+
+// Built-in presets (assets/presets, embedded at build time), in menu order.
+const std::vector<Preset>& shipped_presets();
+const Preset* find_shipped_preset(const std::string& name);
+
+// ---- What a figure shows, from the runs' snapshots ----
+
+struct FigureCell {
+  PanelData panel;
+  std::string metric_name;  // "RP", "adj", "norm adj" or empty
+  double metric = 0, metric_se = 0;
+  bool available = false;        // the run has samples
+  std::vector<LeakageBin> bins;  // leakage_bins figures: dR^2 per query-position bin (Ruscio et al. Table 7)
+};
+
+struct FigureCurve {  // h(j) figures: one series per row
+  std::string label;
+  std::vector<double> j, theory, simulated, simulated_se;  // simulated scaled to theory at j = 1
+};
+
+struct FigureData {
+  FigureSpec spec;
+  std::vector<std::string> row_labels;           // displayed rows (difference mode: rows 2.. as "B - A")
+  std::vector<std::string> group_titles;         // one per group
+  std::vector<std::vector<FigureCell>> cells;    // [displayed row][group * layers + layer column]
+  std::vector<std::vector<FigureCurve>> curves;  // h(j): [group][row]
+  std::int64_t samples_done = 0, samples_target = 0;
+  bool complete = false;  // every run finished
+  std::string note;       // e.g. a warning about differing seeds in difference mode
+};
+
+using SnapshotLookup = std::function<std::shared_ptr<const Snapshot>(const Settings&)>;
+FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup);
+
+}  // namespace maskscope::gui
