@@ -156,8 +156,9 @@ enum class SettingKind {
   text,           // any text (a path); empty is null in JSON
   mask,           // "causal", "bidirectional" or "window:W" (mask and window together)
 };
-// How the window edits the setting: checkbox and combo rows with a window_label are drawn from the row;
-// the other hints describe what controls.cpp lays out by hand.
+// How the window edits the setting. Rows with a window_label are drawn from the row (checkbox: a boolean, or
+// a two-valued enum whose second name is "on"; combo: an enum; input: a seed; log_slider: an optional std
+// with its "own ..." checkbox); the other hints describe what controls.cpp lays out by hand.
 enum class SettingWidget { slider, log_slider, combo, checkbox, input, text_input };
 
 // The member a row reads and writes (a pointer to member; enums and the mask go through SettingEnum and
@@ -194,6 +195,11 @@ struct SettingInfo {
   // greyed for the other family. nullptr: laid out by hand there, or not in the column (set by a tab).
   const char* window_label = nullptr;
   const char* window_help = nullptr;
+  // When the column shows the row's control (nullptr: always): a setting that means something only beside
+  // another one (the seed of the fixed network, the std of the learned position table).
+  bool (*window_shown)(const Settings&) = nullptr;
+  // optional_real rows: the value the setting follows while it is unset (the window's "own ..." starts there).
+  double (*follows)(const Settings&) = nullptr;
 };
 
 // Every setting, in the CLI's --help order.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <string>
 #include <thread>
 #include <variant>
 
@@ -40,19 +41,47 @@ constexpr double kGammaSliderMin = 0.01;                    // the residual chec
 constexpr double kRopeSliderMin = 2, kRopeSliderMax = 1e6;  // of [Limits::rope_base_min, rope_base_max]
 constexpr std::int64_t kSamplesSliderMin = 500, kSamplesSliderMax = 100'000'000;
 
-// The settings table's checkbox and combo rows of `family` (nullopt: both) that the column draws from the
-// row alone (a window_label), in the table's order: a new such setting needs no code here.
+// The settings table's rows of `family` (nullopt: both) that the column draws from the row alone (a
+// window_label), in the table's order, each where its window_shown says: a new such setting needs no code here.
 void table_controls(Settings& s, std::optional<Model> family) {
   for (const SettingInfo& row : setting_table()) {
     if (!row.window_label || row.family != family) continue;
+    if (row.window_shown && !row.window_shown(s)) {
+      // A std of a table that is not there is unset (validate() refuses it; nothing follows it).
+      if (row.kind == SettingKind::optional_real) (s.*std::get<std::optional<double> Settings::*>(row.member)).reset();
+      continue;
+    }
     const FamilyOnly guard(!family || *family == s.model);
-    if (row.widget == SettingWidget::checkbox && std::holds_alternative<bool Settings::*>(row.member))
+    const char* help = row.window_help ? row.window_help : row.help;
+    const char* only = family == Model::parameter_free ? kParameterFreeOnly : kRandomWeightsOnly;
+    if (row.widget == SettingWidget::checkbox && std::holds_alternative<bool Settings::*>(row.member)) {
       ImGui::Checkbox(row.window_label, &(s.*std::get<bool Settings::*>(row.member)));
-    else if (row.widget == SettingWidget::combo && row.kind == SettingKind::enumeration)
+    } else if (row.widget == SettingWidget::checkbox && row.kind == SettingKind::enumeration && row.names.count == 2) {
+      bool on = row.names.index_of(s) == 1;  // a two-valued enum: its second name is "on" ("fixed")
+      if (ImGui::Checkbox(row.window_label, &on)) row.names.set_index(s, on ? 1 : 0);
+    } else if (row.widget == SettingWidget::combo && row.kind == SettingKind::enumeration) {
       setting_combo(row.window_label, s, row);
-    else continue;
-    explain_family(row.window_help ? row.window_help : row.help, guard.off,
-                   family == Model::parameter_free ? kParameterFreeOnly : kRandomWeightsOnly);
+    } else if (row.widget == SettingWidget::input && std::holds_alternative<std::uint64_t Settings::*>(row.member)) {
+      std::uint64_t step = 1;
+      ImGui::InputScalar(row.window_label, ImGuiDataType_U64, &(s.*std::get<std::uint64_t Settings::*>(row.member)),
+                         &step);
+    } else if (row.kind == SettingKind::optional_real && row.follows) {
+      // An optional std: unset follows another setting (row.follows); "own ..." gives it a value of its own.
+      std::optional<double>& value = s.*std::get<std::optional<double> Settings::*>(row.member);
+      bool own = value.has_value();
+      const std::string own_label = std::string("own ") + row.window_label;
+      if (ImGui::Checkbox(own_label.c_str(), &own)) value = own ? std::optional<double>(row.follows(s)) : std::nullopt;
+      explain_family(help, guard.off, only);
+      if (!value) continue;
+      double v = *value;
+      const double lo = std::max(row.min, kStdSliderMin), hi = std::min(row.max, kStdSliderMax);
+      if (ImGui::SliderScalar(row.window_label, ImGuiDataType_Double, &v, &lo, &hi, "%.4g",
+                              ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
+        value = v;
+    } else {
+      continue;
+    }
+    explain_family(help, guard.off, only);
   }
 }
 
@@ -114,51 +143,17 @@ void random_network_controls(Settings& s) {
       "Standard deviation sigma of the initial weights (NanoGPT: 0.02; Zuo et al. Table 5: 0.002, 0.02, "
       "0.2). W_O and W_2 get sigma / sqrt(2 L) (GPT-2's scaled residual projections).",
       off, kRandomWeightsOnly);
-  bool own = s.embed_std.has_value();
-  if (ImGui::Checkbox("own embedding std", &own)) s.embed_std = own ? std::optional<double>(s.init_std) : std::nullopt;
-  explain_family(
-      "Give the embedding table its own standard deviation instead of init std. The balance between the "
-      "token-specific embedding (norm sigma sqrt(d)) and the running mean that causal attention adds "
-      "decides whether adjacency shows: at d 384 it does (about 0.8), at d 64 barely (about 0.51).",
-      off, kRandomWeightsOnly);
-  if (own) {
-    double e = *s.embed_std;
-    if (ImGui::SliderScalar("embed std", ImGuiDataType_Double, &e, &smin, &smax, "%.4g",
-                            ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
-      s.embed_std = e;
-    explain_family("Standard deviation of the embedding table.", off, kRandomWeightsOnly);
-  }
-  if (enum_combo("positions", s.pos_embedding, kPosEmbeddingNames, {"none (NoPE)", "learned absolute"})) {
-    if (s.pos_embedding != PosEmbedding::learned) s.pos_std.reset();  // validate() refuses a std of no table
-  }
+  enum_combo("positions", s.pos_embedding, kPosEmbeddingNames, {"none (NoPE)", "learned absolute"});
   explain_family(
       "none: no positional encoding (NoPE). learned absolute: a position table P (n x d), drawn like the token "
       "table, is added to the embeddings, x_i = E[t_i] + P[i], as in Zuo et al.'s Fig. 5 at initialization.",
       off, kRandomWeightsOnly);
-  if (s.pos_embedding == PosEmbedding::learned) {
-    bool own_pos = s.pos_std.has_value();
-    if (ImGui::Checkbox("own position std", &own_pos))
-      s.pos_std = own_pos ? std::optional<double>(s.embedding_std()) : std::nullopt;
-    explain_family("Give the position table its own standard deviation instead of the embedding table's.", off,
-                   kRandomWeightsOnly);
-    if (own_pos) {
-      double p = *s.pos_std;
-      if (ImGui::SliderScalar("position std", ImGuiDataType_Double, &p, &smin, &smax, "%.4g",
-                              ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
-        s.pos_std = p;
-    }
-  }
   enum_combo("weights", s.weights, kWeightsNames, {"new network per sample", "one fixed network"});
   explain_family(
       "per sample: every Monte Carlo sample draws a fresh network, so the maps are expectations over "
       "initializations. fixed: one network from the weight seed; samples vary the tokens only (Zuo et al. "
       "average one network over 256 inputs).",
       off, kRandomWeightsOnly);
-  if (s.weights == WeightsMode::fixed) {
-    std::uint64_t step = 1;
-    ImGui::InputScalar("weight seed", ImGuiDataType_U64, &s.weight_seed, &step);
-    explain_family("Seed of the fixed network.", off, kRandomWeightsOnly);
-  }
   // Given token sequences (docs/model.md section 11): a path, applied on Enter (a half-typed path is no file).
   char path[512];
   std::snprintf(path, sizeof path, "%s", s.tokens.c_str());
@@ -269,15 +264,6 @@ void model_controls(Settings& s, float label_w) {
     ImGui::SliderInt("window w", &s.window, 1, s.n, "%d", ImGuiSliderFlags_AlwaysClamp);
     explain("Window width w in [1, n]: query i sees keys i - w < j <= i.");
   }
-  bool fixed_first = s.fixed_first_token();
-  if (ImGui::Checkbox(rw ? "BOS at position 0" : "fixed first token (x_0 = v)", &fixed_first))
-    s.first_token = fixed_first ? FirstToken::fixed : FirstToken::none;
-  explain(
-      "A fixed first token (docs/model.md section 10; Ruscio et al. 004 Sec. 5.1, 5.7): position 0 is the same in "
-      "every sequence, an anchor like the BOS token. Parameter-free: x_0 = v / sqrt(d), the common direction "
-      "every token leans toward (the alpha -> 1 token), so keys score higher at 0 and an attention sink forms "
-      "for alpha > 0. Random weights: position 0 holds BOS, an embedding row beyond the vocabulary (id vocab). "
-      "The Leakage tab shows the weight on key 0 and r_l = dR^2 bidirectional / dR^2 causal per layer.");
   table_controls(s, std::nullopt);
   table_controls(s, Model::parameter_free);
 }
