@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -118,6 +119,7 @@ bool App::frame() {
     glfwPollEvents();
   else glfwWaitEventsTimeout(refining ? 0.1 : 0.5);
   settle_frames = gui::take_input_activity() ? 3 : std::max(0, settle_frames - 1);
+  const auto frame_begin = std::chrono::steady_clock::now();
   browser::before_frame(window);
   driver.before_frame();
 
@@ -166,6 +168,7 @@ bool App::frame() {
   browser::after_frame(controller, views);
   glfwSwapBuffers(window);
   driver.after_swap();
+  views.frame_drawn(std::chrono::steady_clock::now() - frame_begin);
   return !quit && !glfwWindowShouldClose(window);
 }
 
