@@ -77,7 +77,9 @@ class Run {
   std::int64_t samples_done() const { return samples_done_.load(std::memory_order_relaxed); }
   // What a reader (a window's panels and frame) spends on each picture: counted with the picture's own
   // cost in the wait before the next one (RunOptions::picture_share). Any thread.
-  void set_reader_cost(std::chrono::nanoseconds cost) { reader_cost_ns_.store(cost.count(), std::memory_order_relaxed); }
+  void set_reader_cost(std::chrono::nanoseconds cost) {
+    reader_cost_ns_.store(cost.count(), std::memory_order_relaxed);
+  }
   const SampleGrid& grid() const { return grid_; }
   bool stepped() const { return options_.stepped; }
   // A stepped run (RunOptions::stepped): computes until `budget` has passed (at least one part of a

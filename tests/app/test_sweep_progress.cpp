@@ -75,8 +75,8 @@ TEST_CASE("sweep_progress: with a target SE a point needs samples x (SE / target
   SweepState st;
   st.points = {p};
   st.elapsed_s = 1;
-  CHECK(sweep_progress(st, SweepMetric{}, se / 3).samples_planned == std::int64_t(std::ceil(400 * 9.0 * 1.0)));
-  CHECK(sweep_progress(st, SweepMetric{}, se * 4).samples_planned == 400);  // reached: no fewer than done
+  CHECK(sweep_progress(st, SweepMetric{}, se / 3).samples_planned == 3600);  // 400 x 3^2
+  CHECK(sweep_progress(st, SweepMetric{}, se * 4).samples_planned == 400);           // reached: no fewer than done
   CHECK(sweep_progress(st, SweepMetric{}, se / 1000).samples_planned == 1'000'000);  // beyond the cap
   st.points[0].settings.samples = 2000;
   CHECK(sweep_progress(st, SweepMetric{}, se / 3).samples_planned == 2000);
@@ -94,8 +94,7 @@ TEST_CASE("duration_text: seconds, minutes, hours; -- when unknown") {
 
 TEST_CASE("sweep_progress: with a target SE, a point without a picture is planned as the mean of those with one") {
   SweepState st;
-  st.points = {point(100'000, 3000, true), point(100'000, 5000, true), point(100'000, 0, false),
-               point(2000, 0, false)};
+  st.points = {point(100'000, 3000, true), point(100'000, 5000, true), point(100'000, 0, false), point(2000, 0, false)};
   st.elapsed_s = 4;
   const SweepProgress p = sweep_progress(st, SweepMetric{}, 0.01);
   CHECK(p.samples_planned == 3000 + 5000 + 4000 + 2000);  // the mean 4,000; the last within its cap

@@ -90,7 +90,7 @@ struct App {
   gui::Views views;
   gui::HeadlessDriver driver;
   int settle_frames = 3;
-  double last_draw = -1e9;  // the browser build: when frame() last drew (glfwGetTime)
+  double last_draw = -1e9;     // the browser build: when frame() last drew (glfwGetTime)
   double frame_cost_s = 0.01;  // a frame's wall time from waking to the swap, smoothed
 };
 
