@@ -75,7 +75,7 @@ TEST_CASE("sweep_progress: with a target SE a point needs samples x (SE / target
   SweepState st;
   st.points = {p};
   st.elapsed_s = 1;
-  CHECK(sweep_progress(st, SweepMetric{}, se / 3).samples_planned == 3600);  // 400 x 3^2
+  CHECK(sweep_progress(st, SweepMetric{}, se / 3).samples_planned == 3600);          // 400 x 3^2
   CHECK(sweep_progress(st, SweepMetric{}, se * 4).samples_planned == 400);           // reached: no fewer than done
   CHECK(sweep_progress(st, SweepMetric{}, se / 1000).samples_planned == 1'000'000);  // beyond the cap
   st.points[0].settings.samples = 2000;
