@@ -45,7 +45,7 @@ Run::Run(const Settings& s, RunOptions options) : settings_(s), options_(std::mo
   // first fold).
   exact_ = ExactSums(accum_size_);
   keys_ = key_ranges(s);
-  const int threads = resolved_threads(s);
+  const int threads = threads_ = resolved_threads(s);
   lookahead_ = merge_lookahead(s, threads);  // bounds the blocks waiting for their turn to merge (resources.hpp)
   start_ = std::chrono::steady_clock::now();
   if (options_.start_paused) {
@@ -256,9 +256,10 @@ void Run::publisher_main() {
 void Run::publisher_loop() {
   bool published_data = false;
   std::int64_t published_samples = 0;  // the initial picture has none
-  // The wait between pictures: the publish interval, or twice the last picture's cost (moments and
-  // snapshot) if that is more, so that pictures never take more than a third of a core. At n 512 a
-  // picture costs 15-45 ms: one every 25 ms would take a core from the samples.
+  // The wait between pictures: the publish interval, or longer when the last picture cost more (its
+  // moments and snapshot, and what its readers reported), so that pictures take at most
+  // picture_share of the workers' time (publish_pace.hpp). At n 512 a picture costs 15-45 ms: one
+  // every 25 ms would take a core from the samples.
   std::chrono::steady_clock::duration interval = options_.publish_interval;
   for (;;) {
     bool last = false;
@@ -346,8 +347,9 @@ void Run::publisher_loop() {
     }
     shared.reset();  // the previous picture (its arrays to the pool) unless a reader still holds it
     give_back();
-    interval = std::max<std::chrono::steady_clock::duration>(options_.publish_interval,
-                                                             2 * (std::chrono::steady_clock::now() - now));
+    const std::chrono::nanoseconds cost = std::chrono::steady_clock::now() - now;
+    interval = publish_wait(options_.publish_interval, cost + std::chrono::nanoseconds(reader_cost_ns_.load()),
+                            threads_, options_.picture_share);
     if (!first_picture_out_ && published_samples > 0) {
       std::lock_guard lock(mutex_);
       first_picture_out_ = true;  // the waiting workers start

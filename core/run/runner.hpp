@@ -2,7 +2,7 @@
 // block order into their segment, and each finished segment is added exactly into the run's total
 // (exact_sums.hpp), so results are bit-identical for any thread count and for any split of the
 // segments over processes (MPI ranks, shard files). An immutable Snapshot is published at a fixed
-// interval. Cancel stops within one sample; memory does not grow with samples.
+// interval (longer when a picture is expensive). Cancel stops within one sample; memory does not grow with samples.
 #pragma once
 
 #include <atomic>
@@ -23,13 +23,17 @@
 #include "core/stats/sample_grid.hpp"
 #include "core/model/settings.hpp"
 #include "core/model/threading.hpp"
+#include "core/run/publish_pace.hpp"
 #include "core/kernel/simulator.hpp"
 #include "core/stats/snapshot.hpp"
 
 namespace maskscope {
 
 struct RunOptions {
+  // The shortest wait between pictures; a picture that costs more waits longer, so that pictures
+  // take at most picture_share of the workers' time (publish_wait, publish_pace.hpp).
   std::chrono::milliseconds publish_interval{25};
+  double picture_share = kDefaultPictureShare;
   bool low_priority = false;  // lower the workers' scheduling priority (keeps a UI fluid)
   bool start_paused = false;  // workers start waiting for set_paused(false)
   // Until the first picture with samples is out, one worker computes the first block and the
@@ -71,6 +75,11 @@ class Run {
   void wait();                                // until done()
   std::shared_ptr<const Snapshot> snapshot() const;
   std::int64_t samples_done() const { return samples_done_.load(std::memory_order_relaxed); }
+  // What a reader (a window's panels and frame) spends on each picture: counted with the picture's own
+  // cost in the wait before the next one (RunOptions::picture_share). Any thread.
+  void set_reader_cost(std::chrono::nanoseconds cost) {
+    reader_cost_ns_.store(cost.count(), std::memory_order_relaxed);
+  }
   const SampleGrid& grid() const { return grid_; }
   bool stepped() const { return options_.stepped; }
   // A stepped run (RunOptions::stepped): computes until `budget` has passed (at least one part of a
@@ -145,6 +154,8 @@ class Run {
   std::atomic<bool> paused_{false};
   std::atomic<bool> done_{false};
   std::atomic<std::int64_t> samples_done_{0};
+  std::atomic<std::int64_t> reader_cost_ns_{0};  // set_reader_cost
+  int threads_ = 1;                              // the workers (resolved_threads)
 
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::duration paused_total_{};

@@ -95,9 +95,9 @@ void Run::publish_stepped(bool last) {
   }
   shared.reset();
   last_publish_ = std::chrono::steady_clock::now();
-  // As the publisher: pictures take at most a third of the time (the rest computes samples).
-  step_interval_ =
-      std::max<std::chrono::steady_clock::duration>(options_.publish_interval, 2 * (last_publish_ - begin));
+  // Pictures take at most a third of the time (the rest computes samples), not picture_share: the
+  // browser's page draws at most every 50 ms and its one thread has nothing else to give the time to.
+  step_interval_ = publish_wait(options_.publish_interval, last_publish_ - begin, 1, 1.0 / 3);
   if (options_.on_publish) options_.on_publish();
   if (last) {
     std::erase(stepped_runs(), this);

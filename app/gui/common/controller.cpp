@@ -73,7 +73,13 @@ void Controller::launch() {
   RunOptions options = options_;
   options.start_paused = paused_;  // a restart while paused never runs, not even briefly
   run_ = std::make_unique<Run>(current_, options);
+  run_->set_reader_cost(picture_cost_);
   waiting_.reset();
+}
+
+void Controller::report_picture_cost(std::chrono::nanoseconds cost) {
+  picture_cost_ = cost;
+  if (run_) run_->set_reader_cost(cost);
 }
 
 std::vector<SettingError> Controller::edit(const Settings& edited) {

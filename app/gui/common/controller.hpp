@@ -66,6 +66,10 @@ class Controller {
   void close_tensors();  // back to the simulation that was shown before
   bool showing_tensors() const { return tensors_ != nullptr; }
   const std::string& tensors_label() const { return tensors_label_; }
+  // What the window spends on each picture of the live run (its panels and the frames drawn for
+  // it): the run's publisher counts it with the picture's own cost, so that pictures take at most
+  // their share of the workers' time (RunOptions::picture_share). A new run starts with the last one.
+  void report_picture_cost(std::chrono::nanoseconds cost);
   // Destroys retired runs whose threads have finished; call once per frame.
   void poll();
   std::size_t retired_runs() const { return retired_.size(); }
@@ -92,6 +96,7 @@ class Controller {
   bool auto_samples_ = false;
   int restarts_ = 0;
   std::chrono::steady_clock::time_point run_started_;
+  std::chrono::nanoseconds picture_cost_{0};  // report_picture_cost
 };
 
 }  // namespace maskscope::gui

@@ -95,12 +95,14 @@ void PanelBuilder::build_request() {
     building_ = true;
   }
   // spare_ is this thread's alone until it is swapped with ready_ below.
+  const auto begin = std::chrono::steady_clock::now();
   build_panels(*snap, view, spare_.panels);
   spare_.texels.resize(spare_.panels.size());
   for (std::size_t k = 0; k < spare_.panels.size(); ++k) {
     if (spare_.panels[k].norms) spare_.texels[k].clear();
     else panel_texels(spare_.panels[k], spare_.texels[k]);
   }
+  spare_.build_time = std::chrono::steady_clock::now() - begin;
   spare_.snap = std::move(snap);
   spare_.view = view;
   spare_.tag = tag;

@@ -7,6 +7,7 @@
 // those of build_panels and panel_texels, bit for bit.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -29,6 +30,7 @@ class PanelBuilder {
     int tag = 0;                             // the caller's, given back (a run's restart count)
     std::vector<PanelData> panels;           // build_panels(*snap, view)
     std::vector<std::vector<float>> texels;  // panel_texels of each panel (empty for norms)
+    std::chrono::nanoseconds build_time{0};  // the builder's wall time for panels and texels
   };
 
   // `wake` is called from the builder's thread when a result is ready (a window posts an event).

@@ -24,9 +24,14 @@ class HeadlessDriver {
   bool after_frame(int fb_w, int fb_h);
   // After the swap: the frame's drawing time (from waking to the swap) and UI-thread CPU.
   void after_swap();
-  // Keeps the loop polling (not sleeping) while something headless is pending. Not for --ui-bench,
-  // which measures the window as a person has it: frames on demand.
-  bool busy() const { return options_.headless() && options_.ui_bench == 0; }
+  // Keeps the loop polling (not sleeping) once the driver waits for frames, not for a run: the frames
+  // after the run (or export) is done, before the screenshot and the exit, and a slide's. While runs
+  // refine, a headless window draws on demand like a person's (each picture posts an event): polling
+  // drew 70-80 frames a second of software GL, which took the workers' cores (issue 48).
+  bool busy() const {
+    return options_.headless() && options_.ui_bench == 0 &&
+           (frames_after_done_ > 0 || slide_frames_done_ > 0 || (exporting_ && exported_));
+  }
   int exit_code() const { return exit_code_; }
   // Frame-time and first-heatmap statistics (for --ui-bench and --exit-when-done).
   void print_summary() const;

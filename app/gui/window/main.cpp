@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -89,13 +90,16 @@ struct App {
   gui::Views views;
   gui::HeadlessDriver driver;
   int settle_frames = 3;
-  double last_draw = -1e9;  // the browser build: when frame() last drew (glfwGetTime)
+  double last_draw = -1e9;     // the browser build: when frame() last drew (glfwGetTime)
+  double frame_cost_s = 0.01;  // a frame's wall time from waking to the swap, smoothed
 };
 
 // Frames on demand. Every run posts an empty event when it publishes a picture, so while a run
 // refines the window draws once per picture and at once on input, not back to back: under a
 // software renderer (Mesa's llvmpipe, Xvfb) a frame of this window costs 20-40 ms of CPU, which
-// the simulation's workers and the picture's build then wait for. After input a few frames
+// the simulation's workers and the picture's build then wait for. Each frame's time is reported
+// (Views::frame_drawn) with the picture's panels to the live run, whose publisher spaces its pictures
+// so that pictures and their frames take at most 5% of the workers' time. After input a few frames
 // follow, for Dear ImGui's hover and drag states to settle; a transition and a text field being
 // edited (its cursor blinks) draw continuously. (The browser calls frame() at its display's rate.)
 bool App::frame() {
@@ -116,8 +120,12 @@ bool App::frame() {
   }
   if (browser::kInBrowser || driver.busy() || settle_frames > 0 || views.transition_running() || io.WantTextInput)
     glfwPollEvents();
-  else glfwWaitEventsTimeout(refining ? 0.1 : 0.5);
+  // Runs and the panel builder post an event for each picture; the timeout is for what posts none (a
+  // twin run, the probes' progress): while something refines, every 0.1 s, or every 25 frames' time
+  // when frames are slower (software GL: 0.25 s), so that these frames take at most 4% of a core.
+  else glfwWaitEventsTimeout(refining ? std::clamp(25 * frame_cost_s, 0.1, 0.5) : 0.5);
   settle_frames = gui::take_input_activity() ? 3 : std::max(0, settle_frames - 1);
+  const auto frame_begin = std::chrono::steady_clock::now();
   browser::before_frame(window);
   driver.before_frame();
 
@@ -166,6 +174,9 @@ bool App::frame() {
   browser::after_frame(controller, views);
   glfwSwapBuffers(window);
   driver.after_swap();
+  const std::chrono::duration<double> drawn = std::chrono::steady_clock::now() - frame_begin;
+  views.frame_drawn(std::chrono::duration_cast<std::chrono::nanoseconds>(drawn));
+  frame_cost_s += 0.2 * (drawn.count() - frame_cost_s);
   return !quit && !glfwWindowShouldClose(window);
 }
 

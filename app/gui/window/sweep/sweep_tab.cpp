@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/stats/metric_table.hpp"
+#include "common/sweep/sweep_progress.hpp"
 #include "window/browser.hpp"
 #include "window/figure/figure_tab.hpp"
 #include "window/figure/scene_draw.hpp"
@@ -196,9 +197,9 @@ void draw_sweep_tab(SweepWorkbench& wb, Controller& controller, const Preset& pr
     ImGui::SameLine();
     ImGui::TextColored(wb.message_error ? kError : ImVec4(0.5f, 0.8f, 0.5f, 1), "%s", wb.message.c_str());
   }
-  if (auto st = wb.state()) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("  stage %d, %.1f s%s", st->stages, st->elapsed_s, st->finished ? ", done" : "");
+  if (auto st = wb.state()) {  // on a line of its own: beside the export line it ran off the window
+    const SweepProgress progress = sweep_progress(*st, wb.plan().metric, wb.view().target_se);
+    ImGui::TextDisabled("stage %d, %.1f s: %s", st->stages, st->elapsed_s, sweep_progress_text(progress).c_str());
   }
 
   // The chart: the export's own layout, fitted into the remaining space; hover and click on points.

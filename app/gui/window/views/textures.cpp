@@ -24,8 +24,10 @@ void Views::refresh_textures() {
   if (builder_.take(built_) && built_.view == view_ && built_.tag == restarts && is_requested(built_.snap)) {
     std::swap(on_screen_, built_);
     built_.snap.reset();  // the picture before: its memory goes back as soon as nobody else holds it
+    const auto begin = std::chrono::steady_clock::now();
     for (std::size_t k = 0; k < on_screen_.panels.size(); ++k)
       if (!on_screen_.panels[k].norms) renderer_.upload(int(k), on_screen_.texels[k], on_screen_.panels[k].n);
+    picture_shown(on_screen_.build_time + (std::chrono::steady_clock::now() - begin));
     now_on_screen();
   }
   if (snap == on_screen_.snap && view_ == on_screen_.view) return;
@@ -44,6 +46,7 @@ void Views::refresh_textures() {
     return;
   }
   requested_.reset();
+  const auto begin = std::chrono::steady_clock::now();
   on_screen_.snap = snap;
   on_screen_.view = view_;
   build_panels(*snap, view_, on_screen_.panels);
@@ -54,7 +57,22 @@ void Views::refresh_textures() {
     panel_texels(p, on_screen_.texels[k]);
     renderer_.upload(int(k), on_screen_.texels[k], p.n);
   }
+  on_screen_.build_time = std::chrono::steady_clock::now() - begin;
+  if (snap->samples_done > 0) picture_shown(on_screen_.build_time);
   now_on_screen();
+}
+
+void Views::picture_shown(std::chrono::nanoseconds build) {
+  // The frames a picture brings: the one its publication wakes and the one its panels wake (n >= 128),
+  // sometimes a timeout's. A picture after a pause or an idle spell would count every frame since, so
+  // at most four frames of their mean cost are counted.
+  constexpr int kFramesCounted = 4;
+  const std::chrono::nanoseconds frames =
+      frames_ <= kFramesCounted ? frames_cost_ : frames_cost_ * kFramesCounted / frames_;
+  // A new run's first picture: the frames before it showed the previous run (or nothing new).
+  if (shown_restart_ == controller_.restarts()) controller_.report_picture_cost(build + frames);
+  frames_cost_ = std::chrono::nanoseconds::zero();
+  frames_ = 0;
 }
 
 void Views::now_on_screen() {

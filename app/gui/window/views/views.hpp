@@ -66,6 +66,12 @@ class Views {
   // Caps every lesson step's sample count (--samples with --lesson: a quick draft).
   void set_lesson_samples_cap(std::optional<std::int64_t> cap) { lesson_samples_cap_ = cap; }
   bool transition_running() const { return transition_running_ || transition_pending_; }
+  // A frame was drawn in `cost` (from waking to the swap): counted, with the panels' build, as what a
+  // picture of the live run costs the window (Controller::report_picture_cost).
+  void frame_drawn(std::chrono::nanoseconds cost) {
+    frames_cost_ += cost;
+    ++frames_;
+  }
   bool presenting() const { return presenting_; }
   float presentation_scale() const { return present_scale_; }
   void set_presentation_scale(float s);
@@ -76,6 +82,9 @@ class Views {
 
  private:
   void refresh_textures();
+  // A picture of the live run went on screen after `build` of panels and texels: reports its cost with
+  // the frames drawn since the last one.
+  void picture_shown(std::chrono::nanoseconds build);
   // on_screen_ has just changed: a new run's first heatmap (its time, a lesson's transition).
   void now_on_screen();
   void apply_step();
@@ -99,6 +108,8 @@ class Views {
   PanelBuilder::Result built_;               // what builder_.take gives, before it goes on screen
   std::weak_ptr<const Snapshot> requested_;  // the snapshot builder_ was last asked for (not kept alive)
   std::vector<float> blend_texels_;          // a transition's staging
+  std::chrono::nanoseconds frames_cost_{0};  // the frames drawn since the last picture (frame_drawn)
+  int frames_ = 0;
   std::vector<SettingError> edit_errors_;
   bool requested_tab_ = true;  // view_.tab was set from outside: select it on the next frame
   int shown_restart_ = -1;
