@@ -60,9 +60,11 @@ add_subdirectory(core)
 # optimize("-ffp-contract=off") is unknown to clang (and moot: wasm has no fused multiply-add to contract
 # into); the Linux-only memory paths are compiled out (unused parameters); 64-bit sizes narrow to wasm32's
 # 32-bit size_t where files larger than the page's 2 GB memory would be refused anyway.
-target_compile_options(maskscope_core PRIVATE -Wno-unknown-attributes -Wno-unused-parameter
-                                              -Wno-unused-const-variable -Wno-shorten-64-to-32
-                                              -Wno-shift-count-overflow)
+foreach(core_target maskscope_core maskscope_core_io)
+  target_compile_options(${core_target} PRIVATE -Wno-unknown-attributes -Wno-unused-parameter
+                                                -Wno-unused-const-variable -Wno-shorten-64-to-32
+                                                -Wno-shift-count-overflow)
+endforeach()
 
 # Dear ImGui 1.86 with its GLFW and OpenGL 3 (GLES 3 here) back ends, from the source package.
 add_library(maskscope_web_imgui STATIC
