@@ -287,7 +287,7 @@ const SettingInfo kSettings[] = {
      "none (every position exchangeable) | fixed (position 0 shared by every sequence: parameter_free v / sqrt(d), "
      "random_weights a BOS token, id vocab)",
      nullptr, "fixed first token (BOS)",
-     "A fixed first token (docs/model.md section 10; Ruscio et al. 004 Sec. 5.1, 5.7): position 0 is the same in "
+     "A fixed first token (docs/model.md section 10; Ruscio et al. Sec. 5.1, 5.7): position 0 is the same in "
      "every sequence, an anchor like the BOS token. Parameter-free: x_0 = v / sqrt(d), the common direction "
      "every token leans toward (the alpha -> 1 token), so keys score higher at 0 and an attention sink forms "
      "for alpha > 0. Random weights: position 0 holds BOS, an embedding row beyond the vocabulary (id vocab). "

@@ -65,6 +65,20 @@ inline constexpr EnumTable<FirstToken, 2> kFirstTokenNames{{{FirstToken::none, "
 inline constexpr EnumTable<TokensFormat, 2> kTokensFormatNames{
     {{TokensFormat::ids, "ids"}, {TokensFormat::chars, "chars"}}};
 
+// The labels a reader knows, for figures, legends and the window's combo boxes (issue 48): "1/d", not the
+// name "d". Same order as the name tables; setting_value_label (settings_text.hpp) maps a name to its label.
+inline constexpr EnumTable<Norm, 4> kNormLabels{
+    {{Norm::none, "none"}, {Norm::l2, "L2"}, {Norm::layernorm, "LayerNorm"}, {Norm::rmsnorm, "RMSNorm"}}};
+inline constexpr EnumTable<Scale, 3> kScaleLabels{{{Scale::one, "1"}, {Scale::sqrt_d, "1/sqrt(d)"}, {Scale::d, "1/d"}}};
+inline constexpr EnumTable<MaskKind, 3> kMaskKindLabels{
+    {{MaskKind::causal, "causal"}, {MaskKind::bidirectional, "bidirectional"}, {MaskKind::window, "sliding window"}}};
+inline constexpr EnumTable<Model, 2> kModelLabels{
+    {{Model::parameter_free, "parameter-free"}, {Model::random_weights, "random weights"}}};
+inline constexpr EnumTable<WeightsMode, 2> kWeightsLabels{
+    {{WeightsMode::per_sample, "new network per sample"}, {WeightsMode::fixed, "one fixed network"}}};
+inline constexpr EnumTable<PosEmbedding, 2> kPosEmbeddingLabels{
+    {{PosEmbedding::none, "none (NoPE)"}, {PosEmbedding::learned, "learned absolute"}}};
+
 struct Settings {
   int n = 10;                       // tokens
   int d = 64;                       // width

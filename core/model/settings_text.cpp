@@ -120,6 +120,23 @@ const std::vector<std::string>& setting_keys() {
   return keys;
 }
 
+std::string setting_value_label(std::string_view key, const std::string& value) {
+  const auto label = [&](const auto& names, const auto& labels) -> std::string {
+    const auto v = enum_value(names, value);
+    return v ? std::string(enum_name(labels, *v)) : value;
+  };
+  if (key == "norm") return label(kNormNames, kNormLabels);
+  if (key == "scale") return label(kScaleNames, kScaleLabels);
+  if (key == "model") return label(kModelNames, kModelLabels);
+  if (key == "weights") return label(kWeightsNames, kWeightsLabels);
+  if (key == "pos_embedding") return label(kPosEmbeddingNames, kPosEmbeddingLabels);
+  if (key == "mask") {
+    if (value.rfind("window:", 0) == 0) return "sliding window " + value.substr(7);
+    return label(kMaskKindNames, kMaskKindLabels);
+  }
+  return value;
+}
+
 std::string setting_keys_text() {
   std::string text;
   for (const auto& k : setting_keys()) text += (text.empty() ? "" : ", ") + k;

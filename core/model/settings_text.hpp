@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/model/settings.hpp"
@@ -28,6 +29,9 @@ void setting_from_text(const std::string& key, const std::string& text, Settings
 // as "n, d, layers, ..." for messages.
 const std::vector<std::string>& setting_keys();
 std::string setting_keys_text();
+// The label a reader knows for a setting's value as text (axis_value_text, JSON): an enum's name becomes its
+// label ("scale", "d" gives "1/d"; "mask", "window:4" gives "sliding window 4"); other values come back as given.
+std::string setting_value_label(std::string_view key, const std::string& value);
 // settings_from_json for a partial settings object from a file or the command line: refuses
 // unknown keys, and names `where` (e.g. "figure.rows[2].set") in every error. Switching to the
 // random-weight family without a "gamma" key sets gamma to its default 1.

@@ -2,14 +2,17 @@
 // mode too), h(j) figures beside Eq. 42, and table figures.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <sstream>
+#include <thread>
 
 #include "core/model/theory.hpp"
 #include "figure_helpers.hpp"
 #include "common/figure/figure.hpp"
 #include "common/figure/figure_render.hpp"
 #include "common/figure/figure_runs.hpp"
+#include "common/figure/figure_workbench.hpp"
 
 using namespace maskscope;
 using namespace maskscope::gui;
@@ -33,6 +36,23 @@ TEST_CASE("rows that differ only in what they show share one run; removed rows s
   runs.update(f);
   CHECK(runs.run_count() == 1);
   CHECK(runs.started() == 2);  // nothing restarted
+}
+
+TEST_CASE("the figure on screen is the finished one as soon as its runs are done (a screenshot waits for it)") {
+  // Issue 48: --screenshot on the Figure tab showed 97-98% of the rows' samples: the picture was rebuilt ten
+  // times a second, so the one on screen when the runs finished could be up to 100 ms old.
+  gui::FigureWorkbench wb;
+  wb.spec() = two_row_spec();
+  for (auto& r : wb.spec().rows) r.settings.samples = 40000;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  do {
+    wb.refresh(false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  } while (!wb.complete() && std::chrono::steady_clock::now() < until);
+  REQUIRE(wb.complete());
+  wb.refresh(false);  // the next frame
+  CHECK(wb.shown_complete());
+  CHECK(wb.data().complete);
 }
 
 TEST_CASE("figure panels equal the core's numbers; difference mode is B - A with the same draws") {

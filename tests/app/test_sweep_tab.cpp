@@ -7,6 +7,7 @@
 #include <cmath>
 #include <thread>
 
+#include "core/model/settings_text.hpp"
 #include "core/run/runner.hpp"
 #include "common/figure/figure.hpp"
 #include "common/sweep/sweep_chart.hpp"
@@ -157,6 +158,34 @@ TEST_CASE("the chart: one line per layer over one setting, a heat map over two, 
   run_to_end(wb, live);
   CHECK_FALSE(wb.picture().heat_map);
   CHECK(wb.picture().hits.size() == 10);
+}
+
+TEST_CASE("legends and axes show an enum setting by the label a reader knows, not its internal name") {
+  // Issue 48: sweep-behind-rope-fig7's legend said "score scale d" for 1/d.
+  SweepView v;
+  v.axes = {{"d", "4,8,16"}, {"scale", "one,sqrt_d,d"}};
+  const SweepPlan plan = plan_sweep(v, small());
+  REQUIRE(plan.error.empty());
+  std::vector<std::string> texts;
+  for (const auto& item : layout_sweep(v, plan, nullptr).scene.items)
+    if (const auto* t = std::get_if<SceneText>(&item)) texts.push_back(t->text);
+  auto has = [&](const std::string& s) { return std::find(texts.begin(), texts.end(), s) != texts.end(); };
+  CHECK(has("score scale 1"));
+  CHECK(has("score scale 1/sqrt(d)"));
+  CHECK(has("score scale 1/d"));
+  CHECK_FALSE(has("score scale d"));
+  CHECK_FALSE(has("score scale sqrt_d"));
+  // A categorical x axis: its tick labels are the labels too.
+  v.axes = {{"norm", "none,layernorm"}};
+  texts.clear();
+  for (const auto& item : layout_sweep(v, plan_sweep(v, small()), nullptr).scene.items)
+    if (const auto* t = std::get_if<SceneText>(&item)) texts.push_back(t->text);
+  CHECK(has("LayerNorm"));
+  CHECK_FALSE(has("layernorm"));
+  // The one map from names to labels, which the window's combo boxes read too.
+  CHECK(setting_value_label("scale", "sqrt_d") == "1/sqrt(d)");
+  CHECK(setting_value_label("mask", "window:4") == "sliding window 4");
+  CHECK(setting_value_label("alpha", "0.25") == "0.25");
 }
 
 TEST_CASE("the workbench restarts on a change of the points only, cancels when hidden, and sets the controls") {

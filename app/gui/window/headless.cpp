@@ -138,7 +138,7 @@ bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
   // On the Sweep tab the sweep is what is waited for (the live run goes on beside it, at its own pace).
   const bool done = exporting_  ? exported_
                     : sweep_tab ? views_.sweep().complete()
-                                : views_.showing_final_snapshot() && figure.complete();
+                                : views_.showing_final_snapshot() && figure.complete() && figure.shown_complete();
   if (options_.exit_when_done && done) ++frames_after_done_;
   if (!options_.screenshot.empty() && !screenshot_taken_ && screenshot_due()) {
     screenshot_taken_ = true;

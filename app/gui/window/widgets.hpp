@@ -34,6 +34,14 @@ bool enum_combo(const char* label, E& value, const EnumTable<E, N>& table) {
   return enum_combo(label, value, table, shown);
 }
 
+// The same with a label table (settings.hpp's k*Labels: "1/sqrt(d)" for sqrt_d) as the labels.
+template <class E, std::size_t N>
+bool enum_combo(const char* label, E& value, const EnumTable<E, N>& table, const EnumTable<E, N>& labels) {
+  std::array<const char*, N> shown{};
+  for (std::size_t i = 0; i < N; ++i) shown[i] = enum_name(labels, table[i].value).data();  // literals
+  return enum_combo(label, value, table, shown);
+}
+
 // A combo box of an enumeration row of the settings table (its names, in its table's order); true on a change.
 inline bool setting_combo(const char* label, Settings& s, const SettingInfo& row) {
   std::vector<const char*> shown;

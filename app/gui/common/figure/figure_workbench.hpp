@@ -35,9 +35,11 @@ class FigureWorkbench {
   void set_preset_name(std::string name) { preset_name_ = std::move(name); }
 
   // Starts / cancels runs for spec changes and rebuilds the data and scene: at once after an
-  // edit or when `force`, else ten times a second while the runs refine.
+  // edit, when `force` or once the runs have finished, else ten times a second while they refine.
   void refresh(bool force);
   bool complete() const { return runs_.all_done(); }  // every run finished (true without rows)
+  // The data and scene on screen are built from finished runs only (what a screenshot waits for).
+  bool shown_complete() const { return data_.complete; }
   ExportResult export_now(const std::string& dir, const Preset& preset);
   // The path for the next auto-numbered window screenshot (F12) in the export folder.
   std::string next_screenshot_path() const;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/format.hpp"
+#include "core/model/settings_text.hpp"
 
 namespace maskscope::gui {
 
@@ -26,7 +27,7 @@ ChartAxis chart_axis(const SweepAxis& a) {
   axis.label = sweep_setting_label(a.key);
   if (categorical_setting(a.key)) {
     axis.scale = AxisScale::categorical;
-    axis.categories = a.values;
+    for (const std::string& v : a.values) axis.categories.push_back(setting_value_label(a.key, v));
     return axis;
   }
   const std::vector<double> x = axis_numbers(a);
@@ -162,7 +163,7 @@ SweepPicture layout_sweep(const SweepView& view, const SweepPlan& plan, const Sw
     const SweepAxis& as = swap ? a0 : plan.axes[1];
     for (std::size_t is = 0; is < as.values.size(); ++is) {
       ChartSeries s;
-      s.label = sweep_setting_label(as.key) + " " + as.values[is];
+      s.label = sweep_setting_label(as.key) + " " + setting_value_label(as.key, as.values[is]);
       for (std::size_t ix = 0; ix < xs.size(); ++ix) {
         const std::size_t p = point_of(ix, is);
         const Estimate v = value_at(state, plan.metric, p, view.layer);
@@ -204,7 +205,8 @@ std::string sweep_point_text(const SweepPlan& plan, const SweepState& state, int
   const SweepPoint& pt = state.points[p];
   std::string text;
   for (const SweepAxis& a : plan.axes)
-    text += (text.empty() ? "" : ", ") + a.key + " = " + axis_value_text(plan.points[p], a.key);
+    text +=
+        (text.empty() ? "" : ", ") + a.key + " = " + setting_value_label(a.key, axis_value_text(plan.points[p], a.key));
   if (!pt.snapshot || pt.snapshot->layers.empty()) return text + ": no samples yet";
   const int L = int(pt.snapshot->layers.size());
   const int layer = std::min(slot + 1, L);

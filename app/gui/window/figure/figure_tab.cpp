@@ -82,7 +82,7 @@ void draw_figure_rows(FigureWorkbench& wb, const Settings& live, const ViewOptio
                {"row's metric", "dR^2 of S", "dR^2 of A"});
     explain(
         "What the cells or points hold: each row's own metric (by what it shows), or the absolute-position "
-        "leakage dR^2 of the logits S or of the weights A (Ruscio et al. Eq. 4), as in 004's Table 6.");
+        "leakage dR^2 of the logits S or of the weights A (Ruscio et al. Eq. 4), as in Ruscio et al.'s Table 6.");
   } else if (spec.kind == FigureKind::leakage_bins) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(fh * 7);

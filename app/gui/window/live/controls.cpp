@@ -87,7 +87,7 @@ void table_controls(Settings& s, std::optional<Model> family) {
 
 void family_controls(Settings& s) {
   Model model = s.model;
-  if (enum_combo("model", model, kModelNames, {"parameter-free", "random weights"})) {
+  if (enum_combo("model", model, kModelNames, kModelLabels)) {
     const bool was_random_weights = s.random_weights();
     s.model = model;
     // Family defaults (docs/model.md section 7): a GPT-2 block has its residual; one head where heads do not exist.
@@ -143,12 +143,12 @@ void random_network_controls(Settings& s) {
       "Standard deviation sigma of the initial weights (NanoGPT: 0.02; Zuo et al. Table 5: 0.002, 0.02, "
       "0.2). W_O and W_2 get sigma / sqrt(2 L) (GPT-2's scaled residual projections).",
       off, kRandomWeightsOnly);
-  enum_combo("positions", s.pos_embedding, kPosEmbeddingNames, {"none (NoPE)", "learned absolute"});
+  enum_combo("positions", s.pos_embedding, kPosEmbeddingNames, kPosEmbeddingLabels);
   explain_family(
       "none: no positional encoding (NoPE). learned absolute: a position table P (n x d), drawn like the token "
       "table, is added to the embeddings, x_i = E[t_i] + P[i], as in Zuo et al.'s Fig. 5 at initialization.",
       off, kRandomWeightsOnly);
-  enum_combo("weights", s.weights, kWeightsNames, {"new network per sample", "one fixed network"});
+  enum_combo("weights", s.weights, kWeightsNames, kWeightsLabels);
   explain_family(
       "per sample: every Monte Carlo sample draws a fresh network, so the maps are expectations over "
       "initializations. fixed: one network from the weight seed; samples vary the tokens only (Zuo et al. "
@@ -184,7 +184,7 @@ void model_controls(Settings& s, float label_w) {
     if (ImGui::SliderInt("d (width)", &log2d, 0, kWidthSliderLog2Max, dlabel, ImGuiSliderFlags_NoInput))
       s.d = 1 << log2d;
     explain(
-        "Token width d (docs/model.md section 1). Larger d concentrates the inner products: the layer-1 "
+        "Token width d (docs/model.md section 1). Larger d concentrates the inner products: the layer-2 "
         "recency bias of LayerNorm shrinks as d grows (LN-recency Sec. 3: RP 0.6382 at d 16, 0.5544 at d 64). "
         "Slider: powers of two, 1 to 4096 (CLI: 1 to 65536).");
   }
@@ -214,13 +214,13 @@ void model_controls(Settings& s, float label_w) {
   random_network_controls(s);
   if (!rw) ImGui::Spacing();
 
-  enum_combo("norm", s.norm, kNormNames);
+  enum_combo("norm", s.norm, kNormNames, kNormLabels);
   explain(
       "Y = Norm(X) before the scores (docs/model.md section 2). none: no positional bias beyond the mask "
-      "(LN-recency Prop. 1, RP 0.5); layernorm: recency (LN-recency Sec. 3); l2: Behind RoPE's setting.");
+      "(LN-recency Prop. 1, RP 0.5); LayerNorm: recency (LN-recency Sec. 3); L2: Behind RoPE's setting.");
   {
     const FamilyOnly guard(!rw);
-    enum_combo("score scale", s.scale, kScaleNames, {"1", "1/sqrt(d)", "1/d"});
+    enum_combo("score scale", s.scale, kScaleNames, kScaleLabels);
     explain_family(
         "S = scale * Q K^T. 1/sqrt(d): LN-recency (and standard attention); 1: Behind RoPE Sec. 3.2; "
         "1/d: Behind RoPE Fig. 7.",
@@ -255,7 +255,7 @@ void model_controls(Settings& s, float label_w) {
     explain("RoPE base theta: pair p turns by i * theta^(-2p/d). 10000 in the papers; slider 2 to 1e6.");
   }
 
-  enum_combo("mask", s.mask, kMaskKindNames, {"causal", "bidirectional", "sliding window"});
+  enum_combo("mask", s.mask, kMaskKindNames, kMaskKindLabels);
   explain(
       "Which keys a query sees (docs/model.md section 2): causal j <= i (the source of position), bidirectional "
       "all j (exchangeable tokens: RP and adjacency 0.5), sliding window i - w < j <= i.");

@@ -93,14 +93,14 @@ void leakage_bars(const char* id, ImVec2 size, const Snapshot& causal, const Sna
   ImGui::EndChild();
 }
 
-// Per layer: dR^2 of the causal run and its bidirectional twin, r_l = their ratio (004 Table 8) and the
+// Per layer: dR^2 of the causal run and its bidirectional twin, r_l = their ratio (Ruscio et al. Table 8) and the
 // weight on key 0 (the attention sink, docs/model.md section 10), each +- 1 SE.
 void share_table(const Snapshot& causal, const Snapshot* bi, float height) {
   const ImGuiTableFlags flags =
       ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("##shares", 6, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  for (const char* h : {"layer", "dR^2 causal", "dR^2 bidirectional", "r_l = bi / causal (004 Table 8)",
+  for (const char* h : {"layer", "dR^2 causal", "dR^2 bidirectional", "r_l = bi / causal (Ruscio et al. Table 8)",
                         "weight on key 0 (causal)", "weight on key 0 (bidirectional)"})
     ImGui::TableSetupColumn(h);
   ImGui::TableHeadersRow();
@@ -209,7 +209,8 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
       explain(
           "Ruscio et al. Eq. 5: 1 - dR^2 (bidirectional) / dR^2 (causal), the part of the leakage that the causal "
           "mask's growing softmax denominator causes; the rest comes from the residual stream. Real LLMs: 65-91% "
-          "(004, Table 6). In the parameter-free model the residual stream carries no position without the mask, "
+          "(Ruscio et al. Table 6). In the parameter-free model the residual stream carries no position without the "
+          "mask, "
           "so the share is close to 100%.");
     }
   } else if (!allow_twin) {
@@ -250,7 +251,7 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
       bins += (k ? ", " : "") + std::to_string(k + 1) + " = [" + std::to_string(c.bins[k].from) + "," +
               std::to_string(c.bins[k].to) + ")";
     PlotSpec spec;
-    spec.title = "dR^2 by query-position bin, layer " + std::to_string(layer_) + " (004 Table 7, Fig. 1)";
+    spec.title = "dR^2 by query-position bin, layer " + std::to_string(layer_) + " (Ruscio et al. Table 7, Fig. 1)";
     spec.x_label = "bin: " + bins;
     spec.integer_x = true;
     std::vector<PlotSeries> series = {pc};
@@ -263,8 +264,9 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
     share_table(live, causal ? bi_snap : nullptr, table_h);
     explain(
         "Per layer, +- 1 SE. r_l = dR^2 bidirectional / dR^2 causal: the residual-stream share of the leakage "
-        "(Ruscio et al. 004 Table 8: mean 0.21 Qwen-2.5-3B, 0.62 Llama-3.2-3B, 0.66 Mistral-7B), SE by the delta "
-        "method. Weight on key 0: per sample the mean of A_i0 over query rows i >= 1 (the attention sink, 004 "
+        "(Ruscio et al. Table 8: mean 0.21 Qwen-2.5-3B, 0.62 Llama-3.2-3B, 0.66 Mistral-7B), SE by the delta "
+        "method. Weight on key 0: per sample the mean of A_i0 over query rows i >= 1 (the attention sink, Ruscio et "
+        "al. "
         "Table 2), averaged over samples. A fixed first token (left column) makes position 0 an anchor; without "
         "it every position is exchangeable and the bidirectional dR^2 is about 0.");
   }
