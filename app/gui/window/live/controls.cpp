@@ -210,9 +210,14 @@ void model_controls(Settings& s, float label_w) {
   if (rw) {
     ImGui::Spacing();
     ImGui::TextDisabled("Random network");
+    random_network_controls(s);
+  } else {
+    // The other family's twelve greyed rows, folded: the column (Reset, View) fits a 1280x800 window (issue 48).
+    const bool open = ImGui::CollapsingHeader("random network (greyed)");
+    explain("The random-weight family's settings: they apply with model = random weights. Click to see them.");
+    if (open) random_network_controls(s);
+    ImGui::Spacing();
   }
-  random_network_controls(s);
-  if (!rw) ImGui::Spacing();
 
   enum_combo("norm", s.norm, kNormNames, kNormLabels);
   explain(
@@ -292,9 +297,30 @@ void monte_carlo_controls(Controller& controller, Settings& s) {
   explain("Worker threads (1 to the machine's cores). Changes speed only, never the numbers.");
 }
 
+// Reset, Undo, Redo and Pause, first in the column so that no window size scrolls them away (issue 48).
+void action_buttons(Controller& controller) {
+  if (ImGui::Button("Reset")) controller.reset_to_defaults(Settings{});
+  explain("Back to the defaults (n 10, d 64, 4 layers, LN, alpha 0.5, causal). Undo brings you back.");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!controller.can_undo());
+  if (ImGui::Button("Undo")) controller.undo();
+  ImGui::EndDisabled();
+  explain("Undo the last settings change (Ctrl+Z).");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!controller.can_redo());
+  if (ImGui::Button("Redo")) controller.redo();
+  ImGui::EndDisabled();
+  explain("Redo (Ctrl+Shift+Z or Ctrl+Y).");
+  ImGui::SameLine();
+  if (ImGui::Button(controller.paused() ? "Resume" : "Pause")) controller.set_paused(!controller.paused());
+  explain("Pause or resume the live simulation (the numbers so far stay on screen).");
+}
+
 }  // namespace
 
 void draw_controls(Controller& controller, ViewOptions& view, std::vector<SettingError>& edit_errors, float ui_scale) {
+  action_buttons(controller);  // before the settings are read: a Reset shows at once
+  ImGui::Spacing();
   Settings s = controller.settings();
   const Settings before = s;
   const float label_w = 110.0f * ui_scale;
@@ -317,23 +343,6 @@ void draw_controls(Controller& controller, ViewOptions& view, std::vector<Settin
     ImGui::PopStyleColor();
   }
   if (!ImGui::IsAnyItemActive()) controller.commit_undo_point();
-
-  ImGui::Spacing();
-  if (ImGui::Button("Reset")) controller.reset_to_defaults(Settings{});
-  explain("Back to the defaults (n 10, d 64, 4 layers, LN, alpha 0.5, causal). Undo brings you back.");
-  ImGui::SameLine();
-  ImGui::BeginDisabled(!controller.can_undo());
-  if (ImGui::Button("Undo")) controller.undo();
-  ImGui::EndDisabled();
-  explain("Undo the last settings change (Ctrl+Z).");
-  ImGui::SameLine();
-  ImGui::BeginDisabled(!controller.can_redo());
-  if (ImGui::Button("Redo")) controller.redo();
-  ImGui::EndDisabled();
-  explain("Redo (Ctrl+Shift+Z or Ctrl+Y).");
-  ImGui::SameLine();
-  if (ImGui::Button(controller.paused() ? "Resume" : "Pause")) controller.set_paused(!controller.paused());
-  explain("Pause or resume the live simulation (the numbers so far stay on screen).");
 
   ImGui::Spacing();
   ImGui::TextUnformatted("View");
