@@ -100,8 +100,8 @@ void share_table(const Snapshot& causal, const Snapshot* bi, float height) {
       ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("##shares", 6, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  for (const char* h : {"layer", "dR^2 causal", "dR^2 bidirectional", "r_l = bi / causal (Ruscio et al. Table 8)",
-                        "weight on key 0 (causal)", "weight on key 0 (bidirectional)"})
+  for (const char* h : {"layer", "dR^2 causal", "dR^2 bidirectional", "r_l = bi / causal", "weight on key 0 (causal)",
+                        "weight on key 0 (bidirectional)"})
     ImGui::TableSetupColumn(h);
   ImGui::TableHeadersRow();
   for (std::size_t l = 0; l < causal.layers.size(); ++l) {
@@ -251,7 +251,7 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
       bins += (k ? ", " : "") + std::to_string(k + 1) + " = [" + std::to_string(c.bins[k].from) + "," +
               std::to_string(c.bins[k].to) + ")";
     PlotSpec spec;
-    spec.title = "dR^2 by query-position bin, layer " + std::to_string(layer_) + " (Ruscio et al. Table 7, Fig. 1)";
+    spec.title = "dR^2 by query-position bin, layer " + std::to_string(layer_) + " (Ruscio et al. Table 7)";
     spec.x_label = "bin: " + bins;
     spec.integer_x = true;
     std::vector<PlotSeries> series = {pc};
