@@ -49,7 +49,7 @@ void colorbar(ImDrawList* dl, ImVec2 c0, ImVec2 c1, const Colormap& cm, const Pa
 // "RP 0.6382 ± 0.0003", or why there is none; ties flagged.
 void badge(ImVec2 at, const Snapshot& snap, const PanelData& p, const QuantityInfo& q, float fh) {
   const std::string tooltip(q.tooltip);
-  if (q.metric == BadgeMetric::none) {  // no metric (a stage's Gram matrix): say what the cells are
+  if (!q.metric) {  // no metric (a stage's Gram matrix): say what the cells are
     ImGui::SetCursorScreenPos(at);
     ImGui::TextDisabled("%.*s", int(q.cells.size()), q.cells.data());
     explain(tooltip.c_str());
