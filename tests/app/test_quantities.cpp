@@ -75,7 +75,7 @@ TEST_CASE("quantity registry: one row per quantity, each name reads back as its 
     CHECK(symbols.insert(q.symbol).second);  // titles and hover read-outs tell every quantity apart
     CHECK(ids.insert(int(q.id)).second);
     CHECK_FALSE(q.tooltip.empty());
-    CHECK((q.metric == BadgeMetric::none) == !q.cells.empty());  // a badge shows a metric or what a cell is
+    CHECK((q.metric == nullptr) == !q.cells.empty());  // a badge shows a metric or what a cell is
   }
   CHECK(ids.size() == kQuantityCount);
   // The names presets, lessons, links and --show have spelled since they were written still read the same.

@@ -270,3 +270,59 @@ TEST_CASE("every shipped sweep preset plans its points at its own settings") {
   }
   CHECK(sweeps >= 5);
 }
+
+namespace {
+
+// The chart's title: the scene's first bold text (chart_axis.cpp's title; contour labels come later, with data).
+std::string sweep_title(const SweepPicture& pic) {
+  for (const SceneItem& item : pic.scene.items)
+    if (const auto* t = std::get_if<SceneText>(&item); t && t->bold) return t->text;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a sweep's title follows the settings: a preset's title while they are its own, else made from them") {
+  // Issue 48 item 2: sweep-ln-recency-fig5 with d=64 and gamma=1 was titled "d 16, LayerNorm, no residual".
+  const Preset* shipped = find_shipped_preset("sweep-ln-recency-fig5");
+  REQUIRE(shipped);
+  REQUIRE(shipped->sweep);
+  const std::string own = shipped->sweep->title;
+  CHECK(own.find("d 16") != std::string::npos);
+  // At the preset's own settings (its samples and threads may differ) the preset's title holds.
+  Settings live = shipped->settings;
+  live.samples = 10;
+  live.threads = 1;
+  CHECK(sweep_title_holds(*shipped->sweep, live));
+  CHECK(sweep_title(layout_sweep(*shipped->sweep, plan_sweep(*shipped->sweep, live), nullptr)) == own);
+  // Once d and gamma change, the title is made from the settings used.
+  live.d = 64;
+  live.gamma = 1;
+  CHECK_FALSE(sweep_title_holds(*shipped->sweep, live));
+  const std::string made = sweep_title(layout_sweep(*shipped->sweep, plan_sweep(*shipped->sweep, live), nullptr));
+  CAPTURE(made);
+  CHECK(made.find("d 64") != std::string::npos);
+  CHECK(made.find("residual") != std::string::npos);
+  CHECK(made.find("no residual") == std::string::npos);
+  CHECK(made.find("d 16") == std::string::npos);
+  CHECK(made.find("n 10") != std::string::npos);
+  CHECK(made.find("alpha 0.5") == std::string::npos);  // alpha is swept: not a fixed setting
+  // The Sweep tab's "n 10" (sweep-ln-recency-phase) follows n too.
+  const Preset* phase = find_shipped_preset("sweep-ln-recency-phase");
+  REQUIRE(phase);
+  REQUIRE(phase->sweep);
+  Settings wide = phase->settings;
+  wide.n = 128;
+  const std::string phase_title = sweep_title(layout_sweep(*phase->sweep, plan_sweep(*phase->sweep, wide), nullptr));
+  CAPTURE(phase_title);
+  CHECK(phase_title.find("n 128") != std::string::npos);
+  CHECK(phase_title.find("n 10") == std::string::npos);
+  // A preset saved at the changed settings leaves the stale title out; read back, it shows the made title.
+  Preset changed = *shipped;
+  changed.settings = live;
+  const nlohmann::json j = preset_to_json(changed);
+  CHECK_FALSE(j.at("sweep").contains("title"));
+  CHECK(preset_to_json(*shipped).at("sweep").at("title") == own);  // unchanged settings keep it
+  const Preset back = preset_from_json(j);
+  CHECK(sweep_title(layout_sweep(*back.sweep, plan_sweep(*back.sweep, back.settings), nullptr)) == made);
+}

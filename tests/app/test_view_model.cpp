@@ -40,8 +40,21 @@ TEST_CASE("value_with_se: the papers' 4 decimals, more when the SE needs them, t
   CHECK(value_with_se(0.638241, 0.00031) == "0.63824 \u00b1 0.00031");
   CHECK(value_with_se(0.638241, 0.000031) == "0.638241 \u00b1 0.000031");  // 10^7 samples: SE not printed as 0.0000
   CHECK(value_with_se(0.5, 2.4e-7) == "0.50000000 \u00b1 0.00000024");     // capped at 8 decimals
-  CHECK(value_with_se(0.5, kNaN) == "0.5000 \u00b1 0.0000");
+  CHECK(value_with_se(0.5, kNaN) == "0.5000 \u00b1 --");                   // an SE not known is not 0
   CHECK(value_with_se(kNaN, 0.1) == "n/a");
+}
+
+TEST_CASE("an SE from fewer than 2 samples is not known: '--', never 0 (issue 48 item 6)") {
+  // The core reports SE 0 after one sample (RunMoments::standard_error); the display says it is unknown.
+  CHECK(value_with_se(0.4909, 0.0, 1) == "0.4909 \u00b1 --");
+  CHECK(value_with_se(0.4909, 0.0, 0) == "0.4909 \u00b1 --");
+  CHECK(value_with_se(0.638241, 0.00031, 2) == "0.63824 \u00b1 0.00031");
+  CHECK(value_with_se(Estimate{0.4909, 0.0, 0.0, 1}) == "0.4909 \u00b1 --");
+  CHECK(value_with_se(Estimate{0.5, 0.0, 0.0, 1000}) == "0.5000 \u00b1 0.0000");  // exactly 0 from 1000 samples
+  CHECK(se_text(0.0, 0) == "--");  // "largest SE on screen" before any sample
+  CHECK(se_text(0.0, 1) == "--");
+  CHECK(se_text(kNaN, 100) == "--");
+  CHECK(se_text(0.00031, 100) == "0.00031");
 }
 
 TEST_CASE("tick_text: enough decimals for the step, never -0") {

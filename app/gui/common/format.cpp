@@ -12,8 +12,17 @@ std::string value_with_se(double v, double se) {
   int decimals = 4;
   if (std::isfinite(se) && se > 0) decimals = std::clamp(1 - int(std::floor(std::log10(se))), 4, 8);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f \u00b1 %.*f", decimals, v, decimals, std::isfinite(se) ? se : 0.0);
+  if (!std::isfinite(se)) std::snprintf(buf, sizeof buf, "%.*f \u00b1 --", decimals, v);  // not known
+  else std::snprintf(buf, sizeof buf, "%.*f \u00b1 %.*f", decimals, v, decimals, se);
   return buf;
+}
+
+std::string value_with_se(double v, double se, std::int64_t samples) {
+  return value_with_se(v, samples < 2 ? kUnknownSe : se);
+}
+
+std::string se_text(double se, std::int64_t samples) {
+  return samples < 2 || !std::isfinite(se) ? "--" : compact_number(se, 2);
 }
 
 std::string tick_text(double v, double step) {

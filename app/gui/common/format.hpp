@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -11,10 +12,17 @@
 
 namespace maskscope::gui {
 
+inline constexpr double kUnknownSe = std::numeric_limits<double>::quiet_NaN();
+
 // "0.63824 ± 0.00003": at least 4 decimals (the papers' precision), more when the standard error
 // needs them, so the SE always shows one or two significant digits. "n/a" when v is not finite.
+// An SE that is not known (NaN) shows as "--": "0.4909 ± --".
 std::string value_with_se(double v, double se);
-inline std::string value_with_se(const Estimate& e) { return value_with_se(e.mean, e.se); }
+// The same from `samples` samples: an SE from fewer than 2 is not known (the core reports 0), so "± --".
+std::string value_with_se(double v, double se, std::int64_t samples);
+inline std::string value_with_se(const Estimate& e) { return value_with_se(e.mean, e.se, e.samples); }
+// An SE on its own ("0.00031"), "--" while not known (fewer than 2 samples, or NaN).
+std::string se_text(double se, std::int64_t samples);
 
 // Tick label for a tick at v on an axis whose ticks are `step` apart: enough decimals to tell
 // neighbouring ticks apart, no more; "0" for a tick at zero, never "-0".

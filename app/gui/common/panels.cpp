@@ -113,14 +113,10 @@ PanelData build_panel(const Snapshot& snap, std::size_t k, Quantity q, Transform
 }
 
 PanelMetric panel_metric(const LayerStats& l, Quantity q) {
-  switch (quantity_info(q).metric) {
-    case BadgeMetric::rp: return {"RP", l.rp.mean, l.rp.se, l.rp.ties};
-    case BadgeMetric::adjacency: return {"adj", l.adjacency.mean, l.adjacency.se, l.adjacency.ties};
-    case BadgeMetric::norm_adjacency:
-      return {"norm adj", l.norm_adjacency.mean, l.norm_adjacency.se, l.norm_adjacency.ties};
-    case BadgeMetric::none: break;  // a stage's Gram matrix has no metric of its own
-  }
-  return {"", kNaN, kNaN, kNaN};
+  const QuantityInfo& info = quantity_info(q);
+  if (!info.metric) return {"", kNaN, kNaN, kNaN};  // a stage's Gram matrix has no metric of its own
+  const Estimate& e = l.*info.metric;
+  return {info.metric_label.data(), e.mean, e.se, e.ties};  // a literal: null-terminated
 }
 
 std::vector<int> shown_layers(const Snapshot& snap, Quantity q) {

@@ -56,9 +56,6 @@ enum class RangeRule {
   from_zero,  // bars from 0 to the largest value plus its SE (one value per position: the norms)
 };
 
-// The metric a panel's badge gives (LayerStats): recency probability, adjacency, norm adjacency, or none.
-enum class BadgeMetric { none, rp, adjacency, norm_adjacency };
-
 struct QuantityInfo {
   Quantity id = Quantity::score;
   std::string_view name{};     // as presets, view JSON, links and --show spell it
@@ -81,8 +78,11 @@ struct QuantityInfo {
   bool per_head = false;       // random weights with several heads: one head's map, or their mean
   bool on_embeddings = false;  // random weights: also layer 0, the embeddings (Zuo et al. Fig. 1)
   bool hidden_states = false;  // read from the hidden states, which a tensor folder may lack (d 0)
-  BadgeMetric metric = BadgeMetric::none;
-  std::string_view cells{};  // the badge when there is no metric: what a cell holds
+  // The metric its badge gives (a row of core/stats/metric_table.cpp, read through its LayerStats field) under
+  // a short name, or nullptr (a stage's Gram matrix has no metric of its own).
+  Estimate LayerStats::*metric = nullptr;
+  std::string_view metric_label{};  // the badge's short name of the metric: "RP", "adj", "norm adj"
+  std::string_view cells{};         // the badge when there is no metric: what a cell holds
 
   bool is_stage() const { return stage.has_value(); }
   bool is_vector() const { return values != nullptr; }  // n values (bars), not an n x n map

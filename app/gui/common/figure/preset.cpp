@@ -93,7 +93,11 @@ json preset_to_json(const Preset& p) {
                 {"colormap", colormap(f.sequential).name},
                 {"diverging", colormap(f.diverging).name}}},
               {"export", {{"scale", p.export_options.scale}, {"width", p.export_options.width}}}};
-  if (p.sweep) out["sweep"] = sweep_view_to_json(*p.sweep);
+  if (p.sweep) {
+    SweepView v = *p.sweep;
+    if (!sweep_title_holds(v, p.settings)) v.title.clear();  // stale text: the chart makes its title instead
+    out["sweep"] = sweep_view_to_json(v);
+  }
   return out;
 }
 
@@ -203,6 +207,8 @@ Preset preset_from_json(const json& j) {
   }
   if (j.contains("sweep")) {
     p.sweep = sweep_view_from_json(j.at("sweep"), "sweep");
+    // The title describes these settings; it gives way once they change (sweep_title_holds).
+    if (!p.sweep->title.empty()) p.sweep->title_settings = p.settings;
     // The sweep's points must exist at the preset's own settings (a cell within n, a layer within L).
     const SweepPlan plan = plan_sweep(*p.sweep, p.settings);
     if (!plan.error.empty()) throw std::runtime_error("sweep: " + plan.error);

@@ -53,10 +53,14 @@ int max_layers(const SweepPlan& plan) {
 }
 
 std::string title_of(const SweepView& view, const SweepPlan& plan, int layer) {
-  if (!view.title.empty()) return view.title;
+  // The plan's first point is the base settings but for the swept ones and the samples (sweep_title_holds
+  // leaves those out too).
+  if (sweep_title_holds(view, plan.points[0])) return view.title;
   std::string t = sweep_metric_label(plan.metric) + " against " + sweep_setting_label(plan.axes[0].key);
   if (plan.axes.size() == 2) t += " and " + sweep_setting_label(plan.axes[1].key);
   if (layer > 0) t += ", layer " + std::to_string(layer);
+  const std::string fixed = sweep_settings_text(plan.points[0], plan.axes);
+  if (!fixed.empty()) t += "; " + fixed;
   return t;
 }
 
@@ -95,6 +99,43 @@ std::string sweep_setting_label(const std::string& key) {
   if (key == "scale") return "score scale";
   if (key == "unit_input") return "unit inputs";
   return key;
+}
+
+std::string sweep_settings_text(const Settings& s, const std::vector<SweepAxis>& axes) {
+  std::vector<std::string> parts;
+  auto shown = [&](const char* key) {
+    return std::none_of(axes.begin(), axes.end(), [&](const SweepAxis& a) { return a.key == key; });
+  };
+  auto add = [&](const char* key, std::string text) {
+    if (shown(key)) parts.push_back(std::move(text));
+  };
+  add("n", "n " + std::to_string(s.n));
+  add("d", "d " + std::to_string(s.d));
+  add("layers", std::to_string(s.layers) + (s.layers == 1 ? " layer" : " layers"));
+  if (s.random_weights()) {
+    add("init_std", "init std " + axis_value_text(s, "init_std"));
+  } else {
+    add("alpha", "alpha " + axis_value_text(s, "alpha"));
+  }
+  switch (s.norm) {
+    case Norm::none: add("norm", "no norm"); break;
+    case Norm::l2: add("norm", "L2 norm"); break;
+    case Norm::layernorm: add("norm", "LayerNorm"); break;
+    case Norm::rmsnorm: add("norm", "RMSNorm"); break;
+  }
+  add("gamma", s.gamma == 0   ? std::string("no residual")
+               : s.gamma == 1 ? std::string("residual")
+                              : "residual gamma " + axis_value_text(s, "gamma"));
+  if (!s.random_weights()) switch (s.scale) {
+      case Scale::one: add("scale", "score scale 1"); break;
+      case Scale::sqrt_d: add("scale", "score scale 1/sqrt(d)"); break;
+      case Scale::d: add("scale", "score scale 1/d"); break;
+    }
+  if (s.mask != MaskKind::causal) add("mask", mask_to_string(s));
+  if (s.rope()) add("rope", "RoPE theta " + axis_value_text(s, "rope"));
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
 }
 
 bool sweep_is_heat_map(const SweepPlan& plan) {

@@ -70,6 +70,18 @@ json sweep_view_to_json(const SweepView& v) {
   return j;
 }
 
+bool sweep_title_holds(const SweepView& v, const Settings& base) {
+  if (v.title.empty()) return false;
+  if (!v.title_settings) return true;
+  json a = settings_to_json(*v.title_settings), b = settings_to_json(base);
+  for (json* j : {&a, &b}) {
+    j->erase("samples");
+    j->erase("threads");
+    for (const SweepAxisText& axis : v.axes) j->erase(axis.key);
+  }
+  return a == b;
+}
+
 SweepView sweep_view_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw std::runtime_error(where + ": expected an object");
   check_object_keys(j, where, {"title", "metric", "vary", "layer", "se", "samples", "contours"});

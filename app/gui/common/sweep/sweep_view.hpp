@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,13 +22,15 @@ struct SweepAxisText {
 };
 
 struct SweepView {
-  std::string title;                                           // the chart's title; empty: made from the sweep
-  std::string metric = "rp";                                   // parse_sweep_metric's names ("rp", "score:9,0", ...)
+  std::string title;          // a preset's title for the chart; shown only while it holds (sweep_title_holds)
+  std::string metric = "rp";  // parse_sweep_metric's names ("rp", "score:9,0", ...)
   std::vector<SweepAxisText> axes = {{"alpha", "0:0.95:20"}};  // one or two
   int layer = 0;             // 0: every layer (one line each); else that layer. Heat maps show one layer (0: the last)
   double target_se = 0.002;  // a point stops once the metric's SE is at most this in every layer; 0: to the cap
   std::int64_t samples = 100000;     // each point's cap
   std::string contours = "0.5,0.6";  // heat maps: contour levels, comma separated (may be empty)
+  // The settings `title` describes (the preset's own; not in JSON). nullopt: the title holds for any settings.
+  std::optional<Settings> title_settings;
   bool operator==(const SweepView&) const = default;
 };
 
@@ -49,6 +52,12 @@ nlohmann::json sweep_view_to_json(const SweepView& v);
 // Strict: unknown keys, wrong types and values out of range throw std::runtime_error naming the key
 // ("sweep.axes[1].values: ..."). The axes and metric are checked as the CLI checks --vary and --metric.
 SweepView sweep_view_from_json(const nlohmann::json& j, const std::string& where = "sweep");
+
+// Whether v.title still describes a sweep over `base` (the live settings): true when v has a title and its
+// title_settings differ from `base` in nothing but the swept settings, the samples and the threads. A title
+// that does not hold is stale text (a preset's "d 16" over a sweep at d 64): the chart's title is made from
+// the settings instead (sweep_chart.hpp), and a preset saved from the tab leaves the stale title out.
+bool sweep_title_holds(const SweepView& v, const Settings& base);
 
 // The points of a sweep of `v` over the live settings (their samples replaced by v.samples), or why not.
 struct SweepPlan {

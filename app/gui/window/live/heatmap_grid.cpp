@@ -49,7 +49,7 @@ void colorbar(ImDrawList* dl, ImVec2 c0, ImVec2 c1, const Colormap& cm, const Pa
 // "RP 0.6382 ± 0.0003", or why there is none; ties flagged.
 void badge(ImVec2 at, const Snapshot& snap, const PanelData& p, const QuantityInfo& q, float fh) {
   const std::string tooltip(q.tooltip);
-  if (q.metric == BadgeMetric::none) {  // no metric (a stage's Gram matrix): say what the cells are
+  if (!q.metric) {  // no metric (a stage's Gram matrix): say what the cells are
     ImGui::SetCursorScreenPos(at);
     ImGui::TextDisabled("%.*s", int(q.cells.size()), q.cells.data());
     explain(tooltip.c_str());
@@ -59,7 +59,7 @@ void badge(ImVec2 at, const Snapshot& snap, const PanelData& p, const QuantityIn
   const std::string name = p.metric_name;
   if (snap.samples_done == 0) text = name + ": waiting for the first samples";
   else if (!std::isfinite(p.metric)) text = name + " n/a (needs n >= 3)";
-  else text = name + " " + value_with_se(p.metric, p.metric_se);
+  else text = name + " " + value_with_se(p.metric, p.metric_se, snap.samples_done);
   ImGui::SetCursorScreenPos(at);
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(fh * 0.4f, 0));
   ImGui::TextUnformatted(text.c_str());
@@ -207,7 +207,7 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
     if (norms && ImGui::IsWindowHovered() && m.x >= p0.x && m.x < p1.x && m.y >= p0.y && m.y < p1.y) {
       const int i = std::clamp(int((m.x - p0.x) / cell * float(n)), 0, n - 1);
       ImGui::SetTooltip("layer %d  position i = %d\n||x_i|| = %s", p.layer, i,
-                        value_with_se(p.value[std::size_t(i)], p.se[std::size_t(i)]).c_str());
+                        value_with_se(p.value[std::size_t(i)], p.se[std::size_t(i)], snap.samples_done).c_str());
     } else if (ImGui::IsWindowHovered() && m.x >= p0.x && m.x < p1.x && m.y >= p0.y && m.y < p1.y) {
       const int j = std::clamp(int((m.x - p0.x) / cell * float(n)), 0, n - 1);
       const int i = std::clamp(int((m.y - p0.y) / cell * float(n)), 0, n - 1);
@@ -216,7 +216,7 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
       if (std::isnan(v)) ImGui::SetTooltip("layer %d  query i = %d, key j = %d\nmasked or hidden", p.layer, i, j);
       else
         ImGui::SetTooltip("layer %d  query i = %d, key j = %d\n%s = %s%s", p.layer, i, j, what.c_str(),
-                          value_with_se(v, se).c_str(),
+                          value_with_se(v, se, snap.samples_done).c_str(),
                           e < p.noise.size() && p.noise[e] ? "\nwithin 2 SE of 0 (grey)" : "");
     }
   }

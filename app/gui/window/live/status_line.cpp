@@ -25,7 +25,7 @@ void draw_status_line(const Controller& controller, const std::vector<PanelData>
   if (controller.showing_tensors()) {
     ImGui::Text("tensors: %s   %s prompts (means over prompts, SE over prompts)   largest SE on screen %s",
                 controller.tensors_label().c_str(), with_thousands(snap->samples_done).c_str(),
-                compact_number(max_se, 2).c_str());
+                se_text(max_se, snap->samples_done).c_str());
     if (!message.empty()) {
       ImGui::SameLine();
       ImGui::TextColored(message_error ? ImVec4(0.9f, 0.3f, 0.25f, 1) : ImVec4(0.5f, 0.8f, 0.5f, 1), "  %s",
@@ -40,7 +40,7 @@ void draw_status_line(const Controller& controller, const std::vector<PanelData>
   ImGui::Text("%s / %s samples%s   %s samples/s   ETA %s   largest SE on screen %s",
               with_thousands(snap->samples_done).c_str(), with_thousands(snap->samples_target()).c_str(),
               controller.auto_samples() ? " (auto for this n, d, L)" : "", with_thousands(std::int64_t(rate)).c_str(),
-              eta, compact_number(max_se, 2).c_str());
+              eta, se_text(max_se, snap->samples_done).c_str());
   if (controller.auto_samples() && ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "Auto sample count: about five seconds of both cores at these settings. Untick 'auto' "
