@@ -126,12 +126,8 @@ std::string sweep_settings_text(const Settings& s, const std::vector<SweepAxis>&
   add("gamma", s.gamma == 0   ? std::string("no residual")
                : s.gamma == 1 ? std::string("residual")
                               : "residual gamma " + axis_value_text(s, "gamma"));
-  if (!s.random_weights()) switch (s.scale) {
-      case Scale::one: add("scale", "score scale 1"); break;
-      case Scale::sqrt_d: add("scale", "score scale 1/sqrt(d)"); break;
-      case Scale::d: add("scale", "score scale 1/d"); break;
-    }
-  if (s.mask != MaskKind::causal) add("mask", mask_to_string(s));
+  if (!s.random_weights()) add("scale", "score scale " + setting_value_label("scale", axis_value_text(s, "scale")));
+  if (s.mask != MaskKind::causal) add("mask", setting_value_label("mask", mask_to_string(s)));
   if (s.rope()) add("rope", "RoPE theta " + axis_value_text(s, "rope"));
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
