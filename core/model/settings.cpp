@@ -178,6 +178,14 @@ constexpr SettingEnum enum_names() {
           [](Settings& s, std::size_t i) { s.*Member = Table[i].value; }};
 }
 
+// The same with the labels of `Labels` (settings.hpp's k*Labels) for sweep legends, titles and the like.
+template <auto Member, const auto& Table, const auto& Labels>
+constexpr SettingEnum enum_labeled() {
+  SettingEnum e = enum_names<Member, Table>();
+  e.label_at = [](std::size_t i) { return enum_name(Labels, Table[i].value); };
+  return e;
+}
+
 using K = SettingKind;
 using W = SettingWidget;
 constexpr std::optional<Model> kPF = Model::parameter_free, kRW = Model::random_weights;
@@ -188,7 +196,7 @@ constexpr double kU64 = 0;  // u64, boolean, enumeration, text, mask: no numeric
 // window's widget, the help, and the first values of the window's Sweep tab.
 // clang-format off
 const SettingInfo kSettings[] = {
-    {"model", "model", K::enumeration, {}, enum_names<&Settings::model, kModelNames>(), kU64, kU64, {}, nullptr,
+    {"model", "model", K::enumeration, {}, enum_labeled<&Settings::model, kModelNames, kModelLabels>(), kU64, kU64, {}, nullptr,
      W::combo, "model family: parameter_free | random_weights (docs/model.md section 7)",
      "parameter_free,random_weights"},
     {"n", "n", K::whole, &Settings::n, {}, Limits::n_min, Limits::n_max, {}, nullptr, W::log_slider,
@@ -203,10 +211,10 @@ const SettingInfo kSettings[] = {
     {"alpha", "alpha", K::real, &Settings::alpha, {}, Limits::alpha_min, Limits::alpha_max, kPF, nullptr, W::slider,
      "input anisotropy [0, 1]",
      "0:0.95:20"},  // not to alpha 1: every input the same, every comparison a tie
-    {"norm", "norm", K::enumeration, {}, enum_names<&Settings::norm, kNormNames>(), kU64, kU64, {}, nullptr, W::combo,
+    {"norm", "norm", K::enumeration, {}, enum_labeled<&Settings::norm, kNormNames, kNormLabels>(), kU64, kU64, {}, nullptr, W::combo,
      "none | l2 | layernorm | rmsnorm",
      "none,l2,layernorm,rmsnorm"},
-    {"scale", "scale", K::enumeration, {}, enum_names<&Settings::scale, kScaleNames>(), kU64, kU64, kPF, nullptr,
+    {"scale", "scale", K::enumeration, {}, enum_labeled<&Settings::scale, kScaleNames, kScaleLabels>(), kU64, kU64, kPF, nullptr,
      W::combo, "score scale: one | sqrt_d (1/sqrt(d)) | d (1/d)",
      "one,sqrt_d,d"},
     {"gamma", "gamma", K::real, &Settings::gamma, {}, Limits::gamma_min, Limits::gamma_max, {}, nullptr, W::slider,
@@ -260,14 +268,14 @@ const SettingInfo kSettings[] = {
      "The hidden state of layers 1..L whose cosines, adjacency and norms are shown. block: the residual "
      "stream after the block. attention: concat(A v) W_O before the residual add (Zuo et al.'s \"causal "
      "attention's output embeddings\"; with it their Table 4 is reproduced)."},
-    {"weights", "weights", K::enumeration, {}, enum_names<&Settings::weights, kWeightsNames>(), kU64, kU64, kRW,
+    {"weights", "weights", K::enumeration, {}, enum_labeled<&Settings::weights, kWeightsNames, kWeightsLabels>(), kU64, kU64, kRW,
      nullptr, W::combo, "per_sample (a new network every sample) | fixed (one network from --weight-seed)"},
     {"weight-seed", "weight_seed", K::u64, &Settings::weight_seed, {}, kU64, kU64, kRW, nullptr, W::input,
      "seed of the fixed network [0, 2^64 - 1]",
      nullptr, "weight seed", "Seed of the fixed network.",
      [](const Settings& s) { return s.weights == WeightsMode::fixed; }},
     {"pos-embedding", "pos_embedding", K::enumeration, {},
-     enum_names<&Settings::pos_embedding, kPosEmbeddingNames>(), kU64, kU64, kRW, nullptr, W::combo,
+     enum_labeled<&Settings::pos_embedding, kPosEmbeddingNames, kPosEmbeddingLabels>(), kU64, kU64, kRW, nullptr, W::combo,
      "none (NoPE) | learned (an absolute position table added to the embeddings, Zuo et al. Fig. 5)"},
     {"pos-std", "pos_std", K::optional_real, &Settings::pos_std, {}, 0.0, Limits::init_std_max, kRW, nullptr,
      W::log_slider,

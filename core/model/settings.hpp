@@ -188,6 +188,9 @@ struct SettingEnum {
   std::string_view (*name_at)(std::size_t) = nullptr;
   std::size_t (*index_of)(const Settings&) = nullptr;  // the current value's index in the table
   void (*set_index)(Settings&, std::size_t) = nullptr;
+  // The label a reader knows of the name at an index (its k*Labels table: "1/sqrt(d)" for sqrt_d); nullptr: the
+  // name is its label.
+  std::string_view (*label_at)(std::size_t) = nullptr;
 };
 
 struct SettingInfo {

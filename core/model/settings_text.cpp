@@ -121,19 +121,17 @@ const std::vector<std::string>& setting_keys() {
 }
 
 std::string setting_value_label(std::string_view key, const std::string& value) {
-  const auto label = [&](const auto& names, const auto& labels) -> std::string {
-    const auto v = enum_value(names, value);
-    return v ? std::string(enum_name(labels, *v)) : value;
-  };
-  if (key == "norm") return label(kNormNames, kNormLabels);
-  if (key == "scale") return label(kScaleNames, kScaleLabels);
-  if (key == "model") return label(kModelNames, kModelLabels);
-  if (key == "weights") return label(kWeightsNames, kWeightsLabels);
-  if (key == "pos_embedding") return label(kPosEmbeddingNames, kPosEmbeddingLabels);
-  if (key == "mask") {
-    if (value.rfind("window:", 0) == 0) return "sliding window " + value.substr(7);
-    return label(kMaskKindNames, kMaskKindLabels);
+  const SettingInfo* row = setting_info(key);
+  if (!row) return value;
+  if (row->kind == SettingKind::mask) {  // "window:4" is the sliding window of width 4
+    if (value.rfind("window:", 0) == 0)
+      return std::string(enum_name(kMaskKindLabels, MaskKind::window)) + " " + value.substr(7);
+    const auto kind = enum_value(kMaskKindNames, value);
+    return kind ? std::string(enum_name(kMaskKindLabels, *kind)) : value;
   }
+  if (row->kind != SettingKind::enumeration || !row->names.label_at) return value;
+  for (std::size_t i = 0; i < row->names.count; ++i)
+    if (row->names.name_at(i) == value) return std::string(row->names.label_at(i));
   return value;
 }
 
