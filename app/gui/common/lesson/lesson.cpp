@@ -68,6 +68,7 @@ std::string text_of(const json& j, const char* key, const std::string& where) {
 }
 
 int index_of(const json& j, const char* key, const std::string& where, int lo, int hi) {
+  if (!j.contains(key)) throw std::runtime_error(where + ": missing '" + key + "'");
   return int(whole_number(where + "." + key, j.at(key), lo, hi));
 }
 
