@@ -19,17 +19,30 @@ struct KeyRanges;
 struct TokenSequences;
 struct SampleTrace;
 
-// One drawn network, every matrix row-major (d_in x d_out), applied as x W.
+// One network, every matrix row-major (d_in x d_out), applied as x W: a drawn one (fixed weights) or a
+// trained or loaded one (core/train/, `run --checkpoint`). The optional parameters below are empty in a
+// drawn network (no biases, Norm without affine, GELU with erf); a trained network or a GPT-2-layout
+// checkpoint carries them (LayerNorm's gain and bias, each linear map's bias, the final norm), and the
+// forward pass applies whichever are present. Their GPT-2 names (docs/model.md, the checkpoint layout):
+// ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj, ln_f.
+enum class Activation { gelu_erf, gelu_tanh };  // GPT-2's "gelu" (erf) and "gelu_new" (tanh approximation)
 struct Network {
   struct Block {
     std::vector<float> wqkv;  // d x 3d: W_Q | W_K | W_V (head h owns columns h d_h .. (h+1) d_h - 1 of each)
     std::vector<float> wo;    // d x d
     std::vector<float> w1;    // d x 4d (empty without MLP)
     std::vector<float> w2;    // 4d x d (empty without MLP)
+    // Optional (empty: absent, i.e. gain 1 and bias 0): the first and second Norm's gain and bias (d
+    // each; RMSNorm has no bias) and the biases of W_QKV (3d), W_O (d), W_1 (4d) and W_2 (d).
+    std::vector<float> ln1_gain, ln1_bias, ln2_gain, ln2_bias;
+    std::vector<float> bqkv, bo, b1, b2;
   };
   std::vector<float> embed;  // V x d; (V + 1) x d with a fixed first token (row V: BOS)
   std::vector<float> pos;    // n x d: the learned absolute position table P (empty without it)
   std::vector<Block> blocks;
+  // Optional: the final Norm's gain and bias (ln_f, d each), read by the language-model head only.
+  std::vector<float> lnf_gain, lnf_bias;
+  Activation activation = Activation::gelu_erf;
 };
 
 // The network of `fixed` weights: drawn once from s.weight_seed (entries N(mu, sigma^2); W_O and
