@@ -71,8 +71,10 @@ BartlettHeadRows bartlett_head_rows(const std::vector<float>& Y, int n, int inne
 
 class RandomWeightsModel {
  public:
-  // `allow_batched` false keeps a fixed network on the per-sample path (tests compare the two).
-  RandomWeightsModel(const Settings& s, const KeyRanges& keys, const AccumLayout& layout, bool allow_batched = true);
+  // `allow_batched` false keeps a fixed network on the per-sample path (tests compare the two). `network`
+  // (fixed weights only): a trained or loaded network of s's shape instead of fixed_network(s).
+  RandomWeightsModel(const Settings& s, const KeyRanges& keys, const AccumLayout& layout, bool allow_batched = true,
+                     std::shared_ptr<const Network> network = nullptr);
   ~RandomWeightsModel();
   RandomWeightsModel(const RandomWeightsModel&) = delete;
   RandomWeightsModel& operator=(const RandomWeightsModel&) = delete;

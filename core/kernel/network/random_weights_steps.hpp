@@ -71,6 +71,29 @@ inline kernel::LayerArgs layer_args(const RwArgs& k) {
     kernel::normalize_row(k.norm, x + i * k.d, y + i * k.d, k.d, kNormEps, float(k.d));
 }
 
+// A trained or loaded network's optional parameters (Network, random_weights.hpp), absent (empty) in a drawn
+// one, which then keeps its bits: Norm's gain and bias after the normalization, y = g y + b (per column).
+[[gnu::always_inline]] inline void norm_affine(const std::vector<float>& gain, const std::vector<float>& bias, float* y,
+                                               std::size_t n_rows, int d) {
+  if (gain.empty() && bias.empty()) return;
+  for (std::size_t i = 0; i < n_rows; ++i) {
+    float* row = y + i * std::size_t(d);
+    if (!gain.empty())
+      for (int c = 0; c < d; ++c) row[c] *= gain[std::size_t(c)];
+    if (!bias.empty())
+      for (int c = 0; c < d; ++c) row[c] += bias[std::size_t(c)];
+  }
+}
+
+// A linear map's bias, y = x W + b, on n_rows rows of `cols` columns (nothing when b is empty).
+[[gnu::always_inline]] inline void add_bias(const std::vector<float>& b, float* y, std::size_t n_rows, int cols) {
+  if (b.empty()) return;
+  for (std::size_t i = 0; i < n_rows; ++i) {
+    float* row = y + i * std::size_t(cols);
+    for (int c = 0; c < cols; ++c) row[c] += b[std::size_t(c)];
+  }
+}
+
 // RoPE within one head (RoFormer Eq. 34): pair (2p, 2p+1) of token i turns by i theta^(-2p/d_h).
 [[gnu::always_inline]] inline void rotate_head(const RwArgs& k, float* rows) {
   float tmp[2 * Limits::rw_d_max];
