@@ -138,6 +138,11 @@ TEST_CASE("checkpoint: a corrupt checkpoint exits 2 naming the tensor and the fi
   CHECK(r.code == 2);
   CHECK(r.err.find("tensor 'transformer.h.1.attn.c_proj.weight' holds a non-finite value (nan) at index [3, 4]") !=
         std::string::npos);
+  // Memory is estimated before the tensors are read: over the limit, the run is refused without opening them.
+  r = cli_env("MASKSCOPE_MEMORY_LIMIT=20000", "run --checkpoint " + folder + " --n 6 --samples 8 --quiet");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--n: ") != std::string::npos);
+  CHECK(r.err.find("non-finite") == std::string::npos);
   // Truncated.
   REQUIRE(write_file_atomic(path, bytes.substr(0, bytes.size() - 100), error));
   r = cli("run --checkpoint " + folder + " --n 6 --samples 8 --quiet");
