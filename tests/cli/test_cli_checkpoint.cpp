@@ -72,7 +72,7 @@ TEST_CASE("checkpoint: step 0 of a saved drawn network equals run --weights fixe
   for (const Case& c : cases) {
     CAPTURE(c.model_flags);
     const std::string folder = saved_folder("ckpt_step0", drawn(c.positions_and_bos));
-    const std::string common = c.run_flags + " --samples 48 --seed 3 --stage-grams 1 --quiet";
+    const std::string common = c.run_flags + " --samples 48 --seed 3 --stage-grams 1 --histograms 8 --quiet";
     Result r = cli("run " + c.model_flags + " " + common + " --out " + work("drawn.json"));
     REQUIRE_MESSAGE(r.code == 0, r.err);
     r = cli("run --checkpoint " + folder + "@0 " + common + " --out " + work("loaded.json"));
