@@ -19,4 +19,8 @@ if [ "${MASKSCOPE_WEB:-1}" = "1" ]; then
   fi
 fi
 # Two at a time: the suites use their own work folders, and the window tests their own Xvfb display.
-cd build && ctest --output-on-failure -j"$(nproc)"
+(cd build && ctest --output-on-failure -j"$(nproc)")
+# The Python package installed from a wheel into a fresh venv, its tests run against that (docs/python.md).
+if [ -d build/python/maskscope ]; then
+  bash tools/test_wheel.sh
+fi
