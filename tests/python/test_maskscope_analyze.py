@@ -86,7 +86,7 @@ def test_non_finite_values_are_refused_with_their_place_or_left_out(cli, tmp_pat
         maskscope.analyze(logits, hidden=hidden)
     message = str(e.value)
     assert message.startswith("2 non-finite values (1 NaN, 1 infinite) in 2 of 6 prompts; the first: "
-                              "logits[3, 1, 0, 5, 2] = NaN (prompt 3, layer 2, head 0, i 5, j 2)")
+                              "logits[3, 1, 0, 5, 2] = NaN (prompt 3, layer 2, head 1, i 5, j 2)")
     code, _, err = cli("analyze", folder, "--quiet")
     assert code == 2 and message in err  # the CLI refuses with the same words
     with pytest.warns(RuntimeWarning, match="left out 2 of 6 prompts"):
