@@ -22,5 +22,8 @@ import maskscope, sys
 where = maskscope.__file__
 assert where.startswith('$work/venv/'), 'maskscope imported from ' + where
 print('test_wheel: maskscope', maskscope.__version__, 'from', where)"
+# The stubs and py.typed came with it: mypy --strict through the installed package, as a user's project sees it.
+"$work/venv/bin/python" -m mypy --strict --cache-dir "$work/mypy" "$root"/examples/*.py \
+  "$root/tests/python/test_maskscope_typed.py"
 MASKSCOPE_CLI="$root/build/maskscope-cli" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
   --rootdir="$root/tests/python" "$root"/tests/python/test_maskscope_*.py
