@@ -116,9 +116,7 @@ NonFinite find_nonfinite(const TensorSet& t, const std::atomic<bool>* cancel) { 
 
 // About 8 units of rounding of the type (float16 2^-11, bfloat16 2^-8): a softmax computed and stored in it
 // sums to 1 within that; float32 and float64 weights within 1e-3.
-double weights_sum_tolerance(NpyType type) {
-  return type == NpyType::f16 ? 4e-3 : type == NpyType::bf16 ? 3e-2 : 1e-3;
-}
+double weights_sum_tolerance(NpyType type) { return type == NpyType::f16 ? 4e-3 : type == NpyType::bf16 ? 3e-2 : 1e-3; }
 
 std::string weights_sum_error(const TensorSet& t, const std::vector<char>& left_out) {
   if (!t.weights) return "";

@@ -37,10 +37,7 @@ TensorMemory memory_of(const py::array& a, const std::string& name, bool bfloat1
   if (!(a.flags() & py::array::c_style)) throw py::type_error(name + ": expected a C-contiguous array");
   TensorMemory m;
   m.data = a.data();
-  m.type = bf16                 ? NpyType::bf16
-           : dt.itemsize() == 2 ? NpyType::f16
-           : dt.itemsize() == 4 ? NpyType::f32
-                                : NpyType::f64;
+  m.type = bf16 ? NpyType::bf16 : dt.itemsize() == 2 ? NpyType::f16 : dt.itemsize() == 4 ? NpyType::f32 : NpyType::f64;
   for (py::ssize_t k = 0; k < a.ndim(); ++k) m.shape.push_back(std::int64_t(a.shape(k)));
   return m;
 }
