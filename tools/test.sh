@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test (core, CLI, and the GUI under Xvfb).
+# Sets up, builds and runs every test (core, CLI, and the GUI under Xvfb), then the Python package installed
+# from a wheel (tools/test_wheel.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${MASKSCOPE_SETUP_DONE:-0}" = 1 ] || bash tools/setup.sh

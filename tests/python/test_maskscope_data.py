@@ -95,6 +95,8 @@ SWEEP = {"n": 5, "layers": 2, "samples": 100}
 
 
 def test_a_2d_sweep_loads_pickles_and_tabulates(cli, tmp_path):
+    pytest.importorskip("pandas")
+    pytest.importorskip("xarray")
     path, doc = cli_json(cli, tmp_path, "sweep", "sweep", "--vary", "alpha=0,0.5,1", "--vary", "d=8,16",
                          *flags(SWEEP))
     s = maskscope.sweep(vary={"alpha": [0, 0.5, 1], "d": [8, 16]}, **SWEEP)
@@ -123,6 +125,8 @@ def test_a_2d_sweep_loads_pickles_and_tabulates(cli, tmp_path):
 
 
 def test_a_result_tabulates_by_layer():
+    pytest.importorskip("pandas")
+    pytest.importorskip("xarray")
     r = maskscope.run(**RW)
     df = r.to_dataframe()
     assert list(df.index) == [0, 1, 2] and df.loc[1, "rp"] == r.layers[1].rp
@@ -151,6 +155,7 @@ def test_missing_pandas_or_xarray_says_how_to_install(monkeypatch):
     ("theory2", ["theory", "--kind", "behind_rope_layer2", "--n", "5"], "TheoryResult"),
 ])
 def test_every_other_cli_json_loads_into_its_class(cli, tmp_path, name, args, cls):
+    pytest.importorskip("pandas")
     code, out, err = cli(*args) if args[0] == "theory" else cli(*args, "--quiet")
     assert code == 0, err
     path = tmp_path / f"{name}.json"
