@@ -38,6 +38,8 @@ class SweepResult(Data):
     samples: np.ndarray
     stopped_early: np.ndarray
     layers: List[int]
+    stages: Optional[int]
+    _elapsed_s: Optional[float]
     _core: Any
     _doc: Optional[Dict[str, Any]]
 
