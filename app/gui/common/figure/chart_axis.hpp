@@ -1,5 +1,5 @@
 // The charts' shared parts (internal to chart*.cpp): an axis mapping values to scene coordinates on a linear,
-// log10 or categorical scale, tick choice whose labels fit, text width estimates, and clipping to the plot.
+// log10 or categorical scale, tick choice whose labels fit (text_width: figure_render.hpp), and clipping to the plot.
 #pragma once
 
 #include <array>
@@ -29,9 +29,6 @@ struct Tick {
   double c = 0;  // axis coordinate
   std::string text;
 };
-
-// An estimate of the width of `text` at font size `size` (DejaVu Sans averages about 0.6 em per character).
-float text_width(const std::string& text, float size);
 
 // The range of an axis in axis coordinates: the fixed ends of `axis`, the rest from [dmin, dmax] (finite axis
 // coordinates of the data; dmin > dmax when there is none) padded by `pad` of the span on each side. A categorical

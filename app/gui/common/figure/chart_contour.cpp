@@ -83,7 +83,7 @@ void add_contours(Scene& sc, const std::vector<double>& cx, const std::vector<do
     // The label: on the longest line near its middle (or further along when that spot is taken), on a patch of the
     // level's own colour that hides the line beneath, as matplotlib's inline contour labels.
     const std::string text = compact_number(level, 3);
-    const double w = double(text_width(text, font)) + 4, h = double(font) * 1.25;
+    const double w = double(text_width(text, font, true)) + 4, h = double(font) * 1.25;
     const auto& line = lines[longest];
     for (double f : {0.5, 0.35, 0.65, 0.2, 0.8, 0.1, 0.9}) {
       double goal = f * longest_len, run = 0;
