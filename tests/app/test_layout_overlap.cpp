@@ -115,3 +115,35 @@ TEST_CASE("every preset's sweep export: no two text boxes overlap and none leave
     check_scene(layout_sweep(view, plan, state.get()).scene, p.name);
   }
 }
+
+TEST_CASE("a table's columns are as wide as their widest number: Ruscio et al.'s first-token values stay apart") {
+  // The issue's export ran "0.010781 +- 0.000086" and "0.001397 +- 0.000046" into one string.
+  FigureData data;
+  data.spec.kind = FigureKind::table;
+  data.spec.layers = {1, 2, 3, 4};
+  data.spec.title = "dR^2";
+  data.spec.rows = {FigureRow{}, FigureRow{}};
+  data.row_labels = {"causal", "causal, fixed first token"};
+  data.group_titles = {""};
+  const double values[2][4][2] = {{{0.010781, 0.000086}, {0.001397, 0.000046}, {0.0123456, 0.0000123}, {-0.5, 0.25}},
+                                  {{0.98765, 0.00027}, {1234.5678, 0.0001234}, {0.5, 0.0}, {0.25, 0.125}}};
+  for (const auto& row : values) {
+    data.cells.emplace_back();
+    for (const auto& v : row) {
+      FigureCell c;
+      c.metric_name = "dR^2";
+      c.metric = v[0];
+      c.metric_se = v[1];
+      c.available = true;
+      data.cells.back().push_back(c);
+    }
+  }
+  const Scene sc = layout_figure(data);
+  check_scene(sc, "table");
+  int numbers = 0;
+  for (const SceneItem& item : sc.items)
+    if (const auto* t = std::get_if<SceneText>(&item);
+        t && t->anchor == Anchor::middle && t->text.find("\u00b1") != std::string::npos)
+      ++numbers;
+  CHECK(numbers == 8);  // each value its own text, none merged
+}

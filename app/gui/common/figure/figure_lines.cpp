@@ -197,7 +197,7 @@ Scene layout_figure_lines(const FigureData& data) {
   // One chart's box (its title, axes and legend included), somewhat wider when the page title needs the room;
   // the grid is centred on a page as wide as the title.
   const float title_w = text_width(data.spec.title, fs_title, true) * 1.05f + 16;
-  const float W = std::clamp((title_w - 8) / float(cols) - gap, 380.0f, 520.0f), H = 300;
+  const float W = std::clamp((title_w - 8) / float(cols) - gap, 380.0f, cols == 1 ? 760.0f : 520.0f), H = 300;
   Scene sc;
   const float grid_w = float(cols) * (W + gap) - gap;
   sc.width = std::max(grid_w + 16, title_w);
