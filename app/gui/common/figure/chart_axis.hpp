@@ -83,9 +83,11 @@ std::vector<std::vector<Point>> chain_segments(const std::vector<std::array<doub
 Rgba contour_color(const Colormap& cm, double t);
 
 // Draws the contour lines of `values` (grid over the axis coordinates cx, cy) at `levels` into `plot`, each level
-// written once near the middle of its longest line, away from the labels of the levels before it.
+// written once near the middle of its longest line, away from the labels of the levels before it. With `ses` (as
+// `values`), only where a level is crossed by more than 2 SE (significant_contour_segments).
 void add_contours(Scene& sc, const std::vector<double>& cx, const std::vector<double>& cy,
-                  const std::vector<double>& values, const std::vector<double>& levels, const AxisMap& ax,
-                  const AxisMap& ay, const Box& plot, const Colormap& cm, double lo, double hi, float font);
+                  const std::vector<double>& values, const std::vector<double>& ses, const std::vector<double>& levels,
+                  const AxisMap& ax, const AxisMap& ay, const Box& plot, const Colormap& cm, double lo, double hi,
+                  float font);
 
 }  // namespace maskscope::gui::chart_detail
