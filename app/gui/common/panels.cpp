@@ -47,6 +47,37 @@ void transformed(const LayerStats& l, Quantity q, Transform t, int n, std::vecto
   }
 }
 
+bool noise_only_map(const PanelData& p, bool skip_diagonal, double* mean, double* typical_se) {
+  if (p.norms || p.se.size() < p.value.size()) return false;
+  auto shown = [&](std::size_t e) {
+    const bool diagonal = p.n > 0 && e / std::size_t(p.n) == e % std::size_t(p.n);
+    return std::isfinite(p.value[e]) && std::isfinite(p.se[e]) && !(skip_diagonal && diagonal);
+  };
+  // The weighted mean over the cells with a positive SE, and the mean square SE.
+  double sw = 0, swv = 0, sse = 0;
+  std::size_t cells = 0;
+  for (std::size_t e = 0; e < p.value.size(); ++e) {
+    if (!shown(e)) continue;
+    ++cells;
+    sse += p.se[e] * p.se[e];
+    if (p.se[e] > 0) sw += 1 / (p.se[e] * p.se[e]), swv += p.value[e] / (p.se[e] * p.se[e]);
+  }
+  if (cells < 2 || !(sw > 0)) return false;
+  const double m = swv / sw;
+  const double z_max = std::sqrt(2 * std::log(double(cells))) + 2;
+  double chi2 = 0;
+  for (std::size_t e = 0; e < p.value.size(); ++e) {
+    if (!shown(e)) continue;
+    const double d = p.value[e] - m;
+    if (p.se[e] > 0) chi2 += d * d / (p.se[e] * p.se[e]);
+    if (std::fabs(d) > z_max * p.se[e]) return false;  // one cell clearly apart (or an exact value off the mean)
+  }
+  const double dof = double(cells - 1);
+  if (mean) *mean = m;
+  if (typical_se) *typical_se = std::sqrt(sse / double(cells));
+  return chi2 <= dof + 3 * std::sqrt(2 * dof);
+}
+
 void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
   const int n = p.n;
   // Kept between calls: at n 512 these are 2 MiB each, and fresh memory costs the UI thread page
@@ -98,6 +129,19 @@ void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
     }
     p.lo = float(a);
     p.hi = float(b);
+  }
+  // A map of noise only is not stretched over the whole colour range: +-4 typical SEs about its mean (symmetric
+  // about 0 on a centred map), so that its cells read as the near-uniform map they are.
+  double m = 0, se = 0;
+  p.noise_only = !in_range.empty() && noise_only_map(p, skip_diagonal, &m, &se);
+  if (p.noise_only && se > 0) {
+    if (centred) {
+      p.hi = float(std::fabs(m) + 4 * se);
+      p.lo = -p.hi;
+    } else {
+      p.lo = float(m - 4 * se);
+      p.hi = float(m + 4 * se);
+    }
   }
   mark_clipping(p);
 }

@@ -52,9 +52,11 @@ std::string panel_title(const FigureSpec& spec, std::size_t displayed_row, int l
 }
 
 // The line under a panel's title: its metric with the SE ("RP = 0.6382 \u00b1 0.0012"), empty without one.
+// A map of noise only (noise_only_map) says so there, as the window's badge does.
 std::string metric_text(const FigureCell& cell) {
-  if (cell.metric_name.empty() || !std::isfinite(cell.metric)) return "";
-  return cell.metric_name + " = " + value_with_se(cell.metric, cell.metric_se);
+  const std::string noise = cell.available && cell.panel.noise_only ? "noise only" : "";
+  if (cell.metric_name.empty() || !std::isfinite(cell.metric)) return noise;
+  return cell.metric_name + " = " + value_with_se(cell.metric, cell.metric_se) + (noise.empty() ? "" : ",  " + noise);
 }
 
 Scene layout_heatmaps(const FigureData& data) {

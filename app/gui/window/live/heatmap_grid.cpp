@@ -64,6 +64,14 @@ void badge(ImVec2 at, const Snapshot& snap, const PanelData& p, const QuantityIn
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(fh * 0.4f, 0));
   ImGui::TextUnformatted(text.c_str());
   explain(tooltip.c_str());
+  if (p.noise_only && snap.samples_done > 0) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("noise only");
+    explain(
+        "The cells of this map differ by no more than their standard errors explain (docs/window.md, noise-only "
+        "maps): it is drawn over a fixed range of +-4 SE about its mean instead of being stretched, so noise does not "
+        "look like structure.");
+  }
   if (std::isfinite(p.ties) && p.ties > kTieFlagFraction) {
     ImGui::SameLine();
     char t[48];
