@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "figure_helpers.hpp"
+#include "common/format.hpp"
 #include "common/panels.hpp"
 
 using namespace maskscope;
@@ -91,4 +92,19 @@ TEST_CASE("a run's layer-1 score map is noise only; its layer-2 map with recency
   const PanelData l2 = build_panel(*snap, 1, Quantity::score, Transform::raw, style);
   CHECK(l1.noise_only);
   CHECK_FALSE(l2.noise_only);
+}
+
+TEST_CASE("the largest SE on screen is unknown (\"--\"), not 0, before any cell has an SE") {
+  CHECK(std::isnan(largest_shown_se({})));
+  PanelData none = synthetic(4, 0.3, 0.01, 0);
+  for (double& s : none.se) s = NAN;  // one sample: no SE yet
+  fit_range(none, RangeMode::robust, false, false);
+  CHECK(std::isnan(none.max_se));
+  CHECK(std::isnan(largest_shown_se({none})));
+  CHECK(se_text(largest_shown_se({none}), 1) == "--");
+  CHECK(se_text(largest_shown_se({none}), 1000) == "--");
+  PanelData some = synthetic(4, 0.3, 0.01, 0);
+  fit_range(some, RangeMode::robust, false, false);
+  CHECK(largest_shown_se({none, some}) == doctest::Approx(0.01));
+  CHECK(se_text(largest_shown_se({none, some}), 1000) == "0.01");
 }

@@ -85,17 +85,19 @@ void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
   thread_local std::vector<double> in_range, scratch;
   in_range.clear();
   double max_se = 0;
+  bool any_se = false;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
       const std::size_t e = std::size_t(i) * n + j;
       const double v = p.value[e];
       if (!std::isfinite(v)) continue;
-      if (e < p.se.size() && std::isfinite(p.se[e])) max_se = std::max(max_se, p.se[e]);
+      if (e < p.se.size() && std::isfinite(p.se[e])) max_se = std::max(max_se, p.se[e]), any_se = true;
       if (mode != RangeMode::all && skip_diagonal && i == j) continue;
       in_range.push_back(v);
     }
   p.centred = centred;
-  p.max_se = max_se;       // the status line asks every frame: not 4 x 262,144 cells a frame at n 512
+  // The status line asks every frame: not 4 x 262,144 cells a frame at n 512. NaN: no finite SE yet.
+  p.max_se = any_se ? max_se : std::numeric_limits<double>::quiet_NaN();
   if (in_range.empty()) {  // nothing to show (or only the diagonal): a neutral range
     p.lo = centred ? -1.0f : 0.0f;
     p.hi = 1.0f;
@@ -251,15 +253,18 @@ void build_panels(const Snapshot& snap, const ViewOptions& view, std::vector<Pan
 
 double largest_shown_se(const std::vector<PanelData>& panels) {
   double m = 0;
+  bool known = false;  // no panel with a finite SE yet: NaN, which the status line writes as "--" (issue 48)
   for (const auto& p : panels) {
+    if (std::isnan(p.max_se)) continue;  // fit_range found no finite SE
     if (p.max_se >= 0) {
       m = std::max(m, p.max_se);
+      known = true;
       continue;
     }
     for (std::size_t e = 0; e < p.se.size() && e < p.value.size(); ++e)
-      if (std::isfinite(p.value[e]) && std::isfinite(p.se[e])) m = std::max(m, p.se[e]);
+      if (std::isfinite(p.value[e]) && std::isfinite(p.se[e])) m = std::max(m, p.se[e]), known = true;
   }
-  return m;
+  return known ? m : std::numeric_limits<double>::quiet_NaN();
 }
 
 void share_range(std::vector<PanelData*>& panels, bool symmetric) {

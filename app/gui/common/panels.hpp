@@ -24,7 +24,8 @@ struct PanelData {
   double ties = 0;                    // tie fraction of the panel's metric (RP or adjacency)
   const char* metric_name = "";       // the panel's metric (panel_metric): "RP", "adj", "norm adj"
   double metric = 0, metric_se = 0;
-  double max_se = -1;  // the largest finite SE where the value is finite (set by fit_range); -1: not known
+  double max_se =
+      -1;  // the largest finite SE where the value is finite (set by fit_range); -1: not computed, NaN: none
   // The cells differ by no more than their SEs explain (noise_only_map, docs/window.md): the map is drawn over a
   // fixed range of +-4 typical SEs about its mean instead of being stretched, and badged "noise only".
   bool noise_only = false;
@@ -72,8 +73,8 @@ PanelMetric panel_metric(const LayerStats& l, Quantity q);
 std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& view);
 // The same into `panels`, reusing its panels' memory.
 void build_panels(const Snapshot& snap, const ViewOptions& view, std::vector<PanelData>& panels);
-// The largest standard error among the shown (finite) cells of `panels` (0 when none): the status
-// line shows it and --screenshot-at-se waits for it.
+// The largest standard error among the shown (finite) cells of `panels`, NaN when no cell has one yet (the status
+// line writes "--", not "0"): the status line shows it and --screenshot-at-se waits for it.
 double largest_shown_se(const std::vector<PanelData>& panels);
 
 // Gives every panel the union of their ranges (symmetric about 0 when `symmetric`) and

@@ -80,10 +80,10 @@ void draw_metrics_tab(const Snapshot& snap) {
   // Columns: the layer, each metric +- SE and its tie share, the per-head values of those heads have.
   int columns = 1;
   for (const MetricInfo* m : metrics) columns += 1 + (m->ties ? 1 : 0) + (m->head_field ? 1 : 0);
-  if (!ImGui::BeginTable("##mtable", columns,
-                         ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
-                             ImGuiTableFlags_ScrollX,
-                         ImVec2(0, table_h)))
+  if (!ImGui::BeginTable(
+          "##mtable", columns,
+          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX,
+          ImVec2(0, table_h)))
     return;
   ImGui::TableSetupColumn("layer");
   for (const MetricInfo* m : metrics) {
