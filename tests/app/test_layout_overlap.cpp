@@ -32,6 +32,20 @@ std::vector<std::string> collisions(const Scene& sc) {
     std::snprintf(buf, sizeof buf, " [%.1f,%.1f - %.1f,%.1f]", double(b.x0), double(b.y0), double(b.x1), double(b.y1));
     return std::string(buf);
   };
+  // Data points: no text on one, and no legend (a translucent box) over one drawn before it (its own swatches
+  // come after it).
+  for (std::size_t k = 0; k < sc.items.size(); ++k) {
+    const auto* m = std::get_if<SceneMarker>(&sc.items[k]);
+    if (!m) continue;
+    for (const auto& [box, t] : boxes)
+      if (m->x > box.x0 && m->x < box.x1 && m->y > box.y0 && m->y < box.y1)
+        out.push_back("'" + t->text + "'" + where(box) + " covers a data point at " + std::to_string(m->x) + "," +
+                      std::to_string(m->y));
+    for (std::size_t r = k + 1; r < sc.items.size(); ++r)
+      if (const auto* rect = std::get_if<SceneRect>(&sc.items[r]); rect && rect->fill.a > 0 && rect->fill.a < 1)
+        if (m->x > rect->x0 && m->x < rect->x1 && m->y > rect->y0 && m->y < rect->y1)
+          out.push_back("a legend covers a data point at " + std::to_string(m->x) + "," + std::to_string(m->y));
+  }
   for (std::size_t a = 0; a < boxes.size(); ++a) {
     const auto& [box, t] = boxes[a];
     if (box.x0 < 0 || box.y0 < 0 || box.x1 > sc.width || box.y1 > sc.height)

@@ -2,6 +2,7 @@
 #include "common/figure/figure_render.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -164,77 +165,100 @@ Scene layout_heatmaps(const FigureData& data) {
   return sc;
 }
 
+// The h(j) plots, one per column group: Eq. 42's lines and the simulated dots with their SE. Each plot's legend
+// goes into a corner where it covers no data (points, and the lines every few units), else into a column right of
+// the plot that widens the page (issue 48: legends covered data).
 Scene layout_curves(const FigureData& data) {
   Scene sc;
-  const float fs_title = 14, fs_label = 11, fs_tick = 9;
+  const float fs_title = 14, fs_label = 11, fs_tick = 9, fs_caption = fs_tick * 0.9f;
   const float W = 340, H = 240, ml = 56, mr = 14, mt = 26, mb = 40;
   const std::size_t groups = data.curves.size();
+  const std::string caption = "lines: Eq. 42;  dots: simulated 1/||x_j||, scaled at j = 1";
   float top = 8;
   if (!data.spec.title.empty()) top += fs_title + 8;
-  sc.width = float(groups) * (ml + W + mr) + 8;
+
+  struct Plot {
+    double xlo = 1, xhi = 1, ylo = INFINITY, yhi = -INFINITY;
+    float legend_w = 0, legend_h = 0;
+    bool outside = false;
+    float lx = 0, ly = 0;  // the legend's top left, relative to the plot's (px0, py0)
+  };
+  std::vector<Plot> plots(groups);
+  for (std::size_t g = 0; g < groups; ++g) {
+    Plot& pl = plots[g];
+    const auto& curves = data.curves[g];
+    for (const auto& c : curves) {
+      if (!c.j.empty()) pl.xhi = std::max(pl.xhi, c.j.back());
+      for (std::size_t k = 0; k < c.theory.size(); ++k)
+        for (double v : {c.theory[k], k < c.simulated.size() ? c.simulated[k] : NAN})
+          if (std::isfinite(v)) pl.ylo = std::min(pl.ylo, v), pl.yhi = std::max(pl.yhi, v);
+    }
+    if (!std::isfinite(pl.ylo)) pl.ylo = 0, pl.yhi = 1;
+    const double pad = std::max(1e-9, (pl.yhi - pl.ylo) * 0.06);
+    pl.ylo -= pad, pl.yhi += pad, pl.xlo -= 0.4, pl.xhi += 0.4;
+    // The legend's size from its texts; then the corner with the least ink, in plot coordinates.
+    float label_w = text_width(caption, fs_caption);
+    for (const auto& c : curves) label_w = std::max(label_w, 22 + text_width(c.label, fs_tick));
+    pl.legend_w = label_w + 8;
+    pl.legend_h = float(curves.size() + 1) * (fs_tick + 4) + 8;
+    auto X = [&](double x) { return float((x - pl.xlo) / (pl.xhi - pl.xlo)) * W; };
+    auto Y = [&](double y) { return H - float((y - pl.ylo) / (pl.yhi - pl.ylo)) * H; };
+    std::vector<std::array<float, 2>> ink;
+    for (const auto& c : curves)
+      for (std::size_t m = 0; m < c.j.size(); ++m) {
+        if (m < c.simulated.size() && std::isfinite(c.simulated[m])) ink.push_back({X(c.j[m]), Y(c.simulated[m])});
+        if (m >= c.theory.size() || !std::isfinite(c.theory[m])) continue;
+        ink.push_back({X(c.j[m]), Y(c.theory[m])});
+        if (m + 1 < c.j.size() && m + 1 < c.theory.size() && std::isfinite(c.theory[m + 1]))
+          for (int t = 1; t < 12; ++t) {
+            const double u = t / 12.0;
+            ink.push_back(
+                {X(c.j[m] + u * (c.j[m + 1] - c.j[m])), Y(c.theory[m] + u * (c.theory[m + 1] - c.theory[m]))});
+          }
+      }
+    std::size_t best = SIZE_MAX;
+    for (const auto& [cx, cy] : {std::pair{6.0f, 6.0f}, std::pair{W - pl.legend_w - 6, H - pl.legend_h - 6},
+                                 std::pair{W - pl.legend_w - 6, 6.0f}, std::pair{6.0f, H - pl.legend_h - 6}}) {
+      const std::size_t inside = std::size_t(std::count_if(ink.begin(), ink.end(), [&](const auto& q) {
+        return q[0] >= cx - 4 && q[0] <= cx + pl.legend_w + 4 && q[1] >= cy - 4 && q[1] <= cy + pl.legend_h + 4;
+      }));
+      if (inside < best) best = inside, pl.lx = cx, pl.ly = cy;
+    }
+    if (best > 0 || pl.legend_w > W - 12) pl.outside = true, pl.lx = W + mr, pl.ly = 0;
+  }
+  std::vector<float> column_x(groups + 1, 4);
+  for (std::size_t g = 0; g < groups; ++g)
+    column_x[g + 1] = column_x[g] + ml + W + mr + (plots[g].outside ? plots[g].legend_w + mr : 0);
+  sc.width = std::max(column_x[groups] + 4, text_width(data.spec.title, fs_title, true) + 16);
   sc.height = top + mt + H + mb;
   if (!data.spec.title.empty())
     sc.items.push_back(
         SceneText{sc.width / 2, 8 + fs_title, fs_title, data.spec.title, Anchor::middle, false, true, kBlack});
   for (std::size_t g = 0; g < groups; ++g) {
+    const Plot& pl = plots[g];
     const auto& curves = data.curves[g];
-    const float px0 = 4 + float(g) * (ml + W + mr) + ml, py0 = top + mt, px1 = px0 + W, py1 = py0 + H;
-    double xlo = 1, xhi = 1, ylo = INFINITY, yhi = -INFINITY;
-    for (const auto& c : curves) {
-      if (!c.j.empty()) xhi = std::max(xhi, c.j.back());
-      for (std::size_t k = 0; k < c.theory.size(); ++k) {
-        for (double v : {c.theory[k], k < c.simulated.size() ? c.simulated[k] : NAN})
-          if (std::isfinite(v)) {
-            ylo = std::min(ylo, v);
-            yhi = std::max(yhi, v);
-          }
-      }
-    }
-    if (!std::isfinite(ylo)) {
-      ylo = 0;
-      yhi = 1;
-    }
-    const double pad = std::max(1e-9, (yhi - ylo) * 0.06);
-    ylo -= pad;
-    yhi += pad;
-    xlo -= 0.4;
-    xhi += 0.4;
-    auto X = [&](double x) { return px0 + float((x - xlo) / (xhi - xlo)) * W; };
-    auto Y = [&](double y) { return py1 - float((y - ylo) / (yhi - ylo)) * H; };
+    const float px0 = column_x[g] + ml, py0 = top + mt, px1 = px0 + W, py1 = py0 + H;
+    auto X = [&](double x) { return px0 + float((x - pl.xlo) / (pl.xhi - pl.xlo)) * W; };
+    auto Y = [&](double y) { return py1 - float((y - pl.ylo) / (pl.yhi - pl.ylo)) * H; };
     if (!data.group_titles[g].empty())
       sc.items.push_back(SceneText{(px0 + px1) / 2, top + fs_label + 4, fs_label, data.group_titles[g], Anchor::middle,
                                    false, true, kBlack});
     sc.items.push_back(SceneRect{px0, py0, px1, py1, {0, 0, 0, 0}, kBlack, 0.8f});
-    const auto yt = nice_ticks(ylo, yhi, 5);
+    const auto yt = nice_ticks(pl.ylo, pl.yhi, 5);
     const double ystep = yt.size() > 1 ? yt[1] - yt[0] : 1;
     for (double t : yt) {
       sc.items.push_back(ScenePath{{{px0, Y(t)}, {px1, Y(t)}}, {0.85f, 0.85f, 0.85f, 1}, 0.5f, false});
       sc.items.push_back(
           SceneText{px0 - 4, Y(t) + fs_tick * 0.35f, fs_tick, tick_text(t, ystep), Anchor::end, false, false, kBlack});
     }
-    for (double t = 1; t <= xhi; t += (xhi > 24 ? 5 : 1))
+    for (double t = 1; t <= pl.xhi; t += (pl.xhi > 24 ? 5 : 1))
       sc.items.push_back(
           SceneText{X(t), py1 + fs_tick + 4, fs_tick, tick_text(t, 1), Anchor::middle, false, false, kBlack});
     sc.items.push_back(SceneText{(px0 + px1) / 2, py1 + fs_tick + 6 + fs_label + 2, fs_label,
                                  "key index j (1-based, as in the paper)", Anchor::middle, false, false, kBlack});
     sc.items.push_back(
         SceneText{px0 - ml + 4 + fs_label, (py0 + py1) / 2, fs_label, "h(j)", Anchor::middle, true, false, kBlack});
-    // The legend goes into the corner of the plot that covers the fewest data points.
-    const float legend_w = 210, legend_h = float(curves.size() + 1) * (fs_tick + 4) + 8;
-    float lx = px0 + 6, ly = py0 + 6;
-    std::size_t best = SIZE_MAX;
-    for (const auto& [cx, cy] : {std::pair{px0 + 6, py0 + 6}, std::pair{px1 - legend_w - 6, py1 - legend_h - 6},
-                                 std::pair{px1 - legend_w - 6, py0 + 6}, std::pair{px0 + 6, py1 - legend_h - 6}}) {
-      std::size_t inside = 0;
-      for (const auto& c : curves)
-        for (std::size_t m = 0; m < c.j.size(); ++m)
-          for (double v : {c.theory[m], m < c.simulated.size() ? c.simulated[m] : NAN}) {
-            if (!std::isfinite(v)) continue;
-            const float x = X(c.j[m]), y = Y(v);
-            inside += x >= cx - 4 && x <= cx + legend_w + 4 && y >= cy - 4 && y <= cy + legend_h + 4;
-          }
-      if (inside < best) best = inside, lx = cx, ly = cy;
-    }
+    const float lx = px0 + pl.lx, ly = py0 + pl.ly;
     float legend_y = ly + fs_tick + 4;
     for (std::size_t k = 0; k < curves.size(); ++k) {
       const auto& c = curves[k];
@@ -253,9 +277,7 @@ Scene layout_curves(const FigureData& data) {
       sc.items.push_back(SceneText{lx + 24, legend_y, fs_tick, c.label, Anchor::start, false, false, kBlack});
       legend_y += fs_tick + 4;
     }
-    sc.items.push_back(SceneText{lx + 2, legend_y + 2, fs_tick * 0.9f,
-                                 "lines: Eq. 42;  dots: simulated 1/||x_j||, scaled at j = 1", Anchor::start, false,
-                                 false, kGrey});
+    sc.items.push_back(SceneText{lx + 2, legend_y + 2, fs_caption, caption, Anchor::start, false, false, kGrey});
   }
   return sc;
 }
