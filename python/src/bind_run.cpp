@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "bind_snapshot.hpp"
 #include "bindings.hpp"
@@ -43,6 +45,12 @@ std::shared_ptr<PySnapshot> run(const SettingTexts& given, const py::object& pro
   } catch (...) {
     finish();
     throw;
+  }
+  // A worker's failure (a file that went away, memory) ends the run as done: raise it, as the CLI exits 1,
+  // rather than return the samples done so far as a result.
+  if (std::string why = r->error(); !why.empty()) {
+    finish();
+    throw std::runtime_error("run failed: " + why);
   }
   auto out = std::make_shared<PySnapshot>();
   out->snap = r->snapshot();
