@@ -56,7 +56,8 @@ void bench_training(int threads, double seconds) {
     const char* name;
     int d, heads;
   };
-  for (Shape shape : {Shape{"train_zuo_n22_d384_H6_L6_batch64", 384, 6}, Shape{"train_small_n22_d128_H4_L6_batch64", 128, 4}}) {
+  for (Shape shape :
+       {Shape{"train_zuo_n22_d384_H6_L6_batch64", 384, 6}, Shape{"train_small_n22_d128_H4_L6_batch64", 128, 4}}) {
     Settings s;
     s.model = Model::random_weights;
     s.weights = WeightsMode::fixed;

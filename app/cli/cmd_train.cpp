@@ -92,7 +92,8 @@ void model_flags(TrainFlags& f, const CLI::App& cmd, std::vector<SettingError>& 
   s.vocab = 0;  // from the data unless given
   for (const SettingFlag& sf : setting_flags()) {
     if (cmd.count(std::string("--") + sf.flag) == 0) continue;
-    convert_flag(errors, sf.flag, [&] { setting_from_text(sf.key, f.run.text[sf.flag], s); }, sf.key);
+    convert_flag(
+        errors, sf.flag, [&] { setting_from_text(sf.key, f.run.text[sf.flag], s); }, sf.key);
   }
   apply_family_default_gamma(s, false, cmd.count("--gamma") > 0);
   if (cmd.count("--model") && s.model != Model::random_weights)
@@ -123,13 +124,14 @@ int cmd_train(TrainFlags& f, const CLI::App& cmd) {
   const bool resume = cmd.count("--resume") > 0;
   if (resume) {
     for (const CLI::Option* o : cmd.get_options())
-      if (o->count() > 0 && o->get_name() != "--resume" && o->get_name() != "--threads" &&
-          o->get_name() != "--quiet" && o->get_name() != "--help")
-        errors.push_back({o->get_name().substr(2), "cannot be given with --resume (the run continues as " +
-                                                       f.resume + "/config.json describes it; --threads may be given)"});
+      if (o->count() > 0 && o->get_name() != "--resume" && o->get_name() != "--threads" && o->get_name() != "--quiet" &&
+          o->get_name() != "--help")
+        errors.push_back({o->get_name().substr(2), "cannot be given with --resume (the run continues as " + f.resume +
+                                                       "/config.json describes it; --threads may be given)"});
     std::string text, why;
     nlohmann::json j;
-    if (errors.empty() && read_input_file(f.resume + "/config.json", kMaxTextInputBytes, "the run's config", text, why)) {
+    if (errors.empty() &&
+        read_input_file(f.resume + "/config.json", kMaxTextInputBytes, "the run's config", text, why)) {
       j = nlohmann::json::parse(text, nullptr, false);
       if (j.is_discarded() || !j.contains("training")) why = "'" + f.resume + "/config.json' is not a training run's";
       else try {

@@ -33,10 +33,12 @@ std::string state_file_name(std::int64_t step) {
 }
 
 nlohmann::json training_json(const TrainRunConfig& c) {
+  Settings model = c.model;
+  model.threads = Settings{}.threads;  // threads do not change a run's bytes, so they are not part of its identity
   return {{"task", c.task},
           {"tokens", c.tokens},
           {"tokens_format", std::string(to_string(c.tokens_format))},
-          {"model", settings_to_json(c.model)},
+          {"model", settings_to_json(model)},
           {"lr", c.opt.lr},
           {"min_lr_ratio", c.opt.min_lr_ratio},
           {"warmup", c.opt.warmup},
@@ -98,7 +100,7 @@ Settings run_model(const TrainRunConfig& c, const TrainingData& data) {
   m.weights = WeightsMode::fixed;
   m.vocab = std::max<std::int64_t>(c.model.vocab, data.vocab);
   m.n = data.n;
-  m.threads = c.threads;
+  m.threads = Settings{}.threads;  // the trainer's threads are its own; the model's settings do not carry them
   return m;
 }
 
@@ -225,18 +227,19 @@ RunningLoss read_state(const std::string& folder, Trainer& t) {
     running.count = std::stoll(file.metadata.at("loss_count"));
     if (t.optimizer_state().step != last) throw std::runtime_error("its step differs from its name");
     return running;
-  } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": metadata: " + e.what());
-  }
+  } catch (const std::exception& e) { throw std::runtime_error(path + ": metadata: " + e.what()); }
 }
 
 }  // namespace
 
-std::int64_t run_training(const TrainRunConfig& c, bool resume, const std::atomic<bool>* stop,
+std::int64_t run_training(const TrainRunConfig& given, bool resume, const std::atomic<bool>* stop,
                           const std::function<void(const TrainProgress&)>& progress) {
   using clock = std::chrono::steady_clock;
-  const TrainingData data = run_data(c);
-  const Settings model = run_model(c, data);
+  const TrainingData data = run_data(given);
+  const Settings model = run_model(given, data);
+  TrainRunConfig c = given;  // with the vocabulary and length the data fixed, as config.json records them
+  c.model.vocab = model.vocab;
+  c.model.n = model.n;
   const Settings eval = evaluation_settings(c, model, data);
   OptimizerSettings opt = c.opt;
   opt.decay_steps = c.steps;
@@ -263,14 +266,14 @@ std::int64_t run_training(const TrainRunConfig& c, bool resume, const std::atomi
   auto evaluate = [&](double tokens_per_s) {
     const TestResult test = test_evaluation(trainer, data, c.eval_sequences, c.batch);
     last_accuracy = test.accuracy;
-    nlohmann::json line = {{"step", trainer.step()},
-                           {"train_loss", running.count ? nlohmann::json(running.sum / double(running.count))
-                                                        : nlohmann::json(nullptr)},
-                           {"test_loss", test.loss},
-                           {"test_accuracy", test.accuracy},
-                           {"lr", learning_rate(opt, std::max<std::int64_t>(0, trainer.step() - 1))},
-                           {"tokens_per_s", tokens_per_s},
-                           {"layers", layer_readings(eval, std::make_shared<Network>(trainer.parameters()))}};
+    nlohmann::json line = {
+        {"step", trainer.step()},
+        {"train_loss", running.count ? nlohmann::json(running.sum / double(running.count)) : nlohmann::json(nullptr)},
+        {"test_loss", test.loss},
+        {"test_accuracy", test.accuracy},
+        {"lr", learning_rate(opt, std::max<std::int64_t>(0, trainer.step() - 1))},
+        {"tokens_per_s", tokens_per_s},
+        {"layers", layer_readings(eval, std::make_shared<Network>(trainer.parameters()))}};
     log_lines.push_back(line.dump());
     running = {};
     write_log();
