@@ -244,12 +244,14 @@ std::int64_t run_training(const TrainRunConfig& given, bool resume, const std::a
   OptimizerSettings opt = c.opt;
   opt.decay_steps = c.steps;
   Trainer trainer(model, opt, c.batch, c.threads);
+  if (c.last_chunk >= 0) trainer.set_chunk_range(c.first_chunk, c.last_chunk, c.exchange);
   const std::string folder = c.out;
   const std::string log_path = folder + "/log.jsonl";
   std::vector<std::string> log_lines;
   RunningLoss running;
   const nlohmann::json extra = {{"training", training_json(c)}};
   auto checkpoint = [&] {
+    if (!c.writer) return;
     std::string error;
     const auto net = trainer.parameters();
     if (!save_checkpoint(folder + "/" + checkpoint_file_name(trainer.step()), net, model, error, extra))
@@ -264,6 +266,10 @@ std::int64_t run_training(const TrainRunConfig& given, bool resume, const std::a
   };
   double last_accuracy = -1;
   auto evaluate = [&](double tokens_per_s) {
+    if (!c.writer) {
+      running = {};
+      return;
+    }
     const TestResult test = test_evaluation(trainer, data, c.eval_sequences, c.batch);
     last_accuracy = test.accuracy;
     nlohmann::json line = {
@@ -292,7 +298,7 @@ std::int64_t run_training(const TrainRunConfig& given, bool resume, const std::a
       }
     }
   } else {
-    fs::create_directories(folder);
+    if (c.writer) fs::create_directories(folder);
     checkpoint();
     evaluate(0.0);
   }
@@ -300,7 +306,8 @@ std::int64_t run_training(const TrainRunConfig& given, bool resume, const std::a
   std::int64_t steps_since = 0;
   bool stopped = false;
   while (trainer.step() < c.steps) {
-    if (stop && stop->load()) {
+    const bool asked = stop && stop->load();
+    if (c.agree_stop ? c.agree_stop(asked) : asked) {
       stopped = true;
       break;
     }

@@ -33,6 +33,13 @@ struct TrainRunConfig {
   std::uint64_t seed = 1;     // the batches' order (train_batch)
   int threads = 1;
   std::string out;  // the run folder
+  // Several processes (mpirun): this one computes chunks [first_chunk, last_chunk) of each batch (last_chunk -1:
+  // all), `exchange` completes every chunk's gradient on every process (trainer.hpp), `agree_stop` makes the stop
+  // request one answer for all (true if any asked), and only the `writer` evaluates and writes files.
+  int first_chunk = 0, last_chunk = -1;
+  ChunkExchange exchange;
+  std::function<bool(bool)> agree_stop;
+  bool writer = true;
 };
 
 // The keys of config.json's "training" object: the run's identity (a folder holding another is refused).

@@ -56,3 +56,20 @@ TEST_CASE("train: bad flags exit 2 naming the flag and its range, and leave the 
   CHECK(cli("train --resume " + work("train_other") + " --d 32 --quiet").code == 2);
   CHECK(cli("train --resume " + work("train_other") + " --quiet").code == 0);
 }
+
+#if MASKSCOPE_TEST_MPI
+TEST_CASE("mpirun -np 2 train: the chunks split over two ranks give the one-process bytes") {
+  fs::remove_all(work("train_single"));
+  fs::remove_all(work("train_mpi"));
+  REQUIRE(cli(kTrain + " --threads 1 --out " + work("train_single")).code == 0);
+  const Result r = mpirun(2, kTrain + " --threads 1 --out " + work("train_mpi"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  for (const char* name : {"step-000006.safetensors", "state-000006.safetensors", "config.json"}) {
+    INFO(name);
+    const std::string a = slurp(work("train_single") + "/" + name);
+    CHECK(!a.empty());
+    CHECK(a == slurp(work("train_mpi") + "/" + name));
+  }
+}
+#endif
