@@ -14,6 +14,7 @@ tests=(
   clang clang-format libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
+  libopenblas0-pthread  # tools/train_bench_torch.py: torch's GEMMs on OpenBLAS (Debian's torch calls the system BLAS)
   pybind11-dev python3-pybind11 python3-pytest python3-matplotlib jupyter-nbconvert python3-ipykernel
   xvfb xauth libgl1-mesa-dri libglx-mesa0
 )
