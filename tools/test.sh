@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test (core, CLI, and the GUI under Xvfb).
+# Sets up, builds and runs every test (core, CLI, and the GUI under Xvfb), then the Python package installed
+# from a wheel (tools/test_wheel.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${MASKSCOPE_SETUP_DONE:-0}" = 1 ] || bash tools/setup.sh
@@ -19,4 +20,8 @@ if [ "${MASKSCOPE_WEB:-1}" = "1" ]; then
   fi
 fi
 # Two at a time: the suites use their own work folders, and the window tests their own Xvfb display.
-cd build && ctest --output-on-failure -j"$(nproc)"
+(cd build && ctest --output-on-failure -j"$(nproc)")
+# The Python package installed from a wheel into a fresh venv, its tests run against that (docs/python.md).
+if [ -d build/python/maskscope ]; then
+  bash tools/test_wheel.sh
+fi

@@ -183,7 +183,7 @@ NpyArray::NpyArray(const std::string& path, const std::string& name) : path_(pat
       elements_ *= std::size_t(v);
       i += used;
     }
-    const std::size_t item = type_ == NpyType::f16 ? 2 : type_ == NpyType::f32 ? 4 : 8;
+    const std::size_t item = type_ == NpyType::f16 ? 2 : type_ == NpyType::f32 ? 4 : 8;  // a file has no bf16
     const std::size_t expected = start + header_len + elements_ * item;
     if (size != expected)
       refuse(path, name,
@@ -208,6 +208,14 @@ void NpyArray::read(std::size_t first, std::size_t count, float* out) const {
         std::uint16_t h;
         std::memcpy(&h, data_ + 2 * (first + i), 2);
         out[i] = half_to_float(h);
+      }
+      break;
+    case NpyType::bf16:  // bfloat16 is the upper half of a float32: exact
+      for (std::size_t i = 0; i < count; ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, data_ + 2 * (first + i), 2);
+        const std::uint32_t bits = std::uint32_t(h) << 16;
+        std::memcpy(&out[i], &bits, 4);
       }
       break;
     case NpyType::f32: std::memcpy(out, data_ + 4 * first, 4 * count); break;

@@ -13,7 +13,9 @@
 
 namespace maskscope {
 
-enum class NpyType { f16, f32, f64 };
+// bf16 (bfloat16, the usual dtype of a language model's activations) only in a view of memory: .npy has no
+// bfloat16 type, so a file holding one is refused as any other dtype.
+enum class NpyType { f16, bf16, f32, f64 };
 
 class NpyArray {
  public:

@@ -90,37 +90,40 @@ nlohmann::json leakage_layer_json(const LayerStats& l) {
   return out;
 }
 
-nlohmann::json snapshot_to_json(const Snapshot& snap) {
+nlohmann::json snapshot_to_json(const Snapshot& snap, bool maps) {
   const int n = snap.settings.n;
   const bool rw = snap.settings.random_weights();
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerStats& l : snap.layers) {
     nlohmann::json& layer = layers.emplace_back(nlohmann::json{
         {"layer", l.layer},
-        {"score_mean", matrix(l.score_mean, n)},
-        {"score_se", matrix(l.score_se, n)},
-        {"weight_mean", matrix(l.weight_mean, n)},
-        {"weight_se", matrix(l.weight_se, n)},
-        {"cosine_mean", matrix(l.cosine_mean, n)},
-        {"score_diag_normalized", matrix(l.score_diag_normalized, n)},
         {"score_diag_normalized_q01", number_or_null(l.score_diag_q01)},
         {"score_diag_normalized_q99", number_or_null(l.score_diag_q99)},
-        {"norm_mean", vector_json(l.norm_mean)},
-        {"norm_se", vector_json(l.norm_se)},
     });
+    if (maps) {
+      layer["score_mean"] = matrix(l.score_mean, n);
+      layer["score_se"] = matrix(l.score_se, n);
+      layer["weight_mean"] = matrix(l.weight_mean, n);
+      layer["weight_se"] = matrix(l.weight_se, n);
+      layer["cosine_mean"] = matrix(l.cosine_mean, n);
+      layer["cosine_se"] = matrix(l.cosine_se, n);
+      layer["score_diag_normalized"] = matrix(l.score_diag_normalized, n);
+      layer["norm_mean"] = vector_json(l.norm_mean);
+      layer["norm_se"] = vector_json(l.norm_se);
+    }
     add_leakage_details(layer, l.leakage);
     add_metrics(layer, l, rw);
-    if (rw) {  // docs/model.md section 7: each head's estimates (its RP and leakage)
+    if (rw) {  // docs/model.md section 7: each head's estimates (its RP and leakage), numbered 1..H
       nlohmann::json heads = nlohmann::json::array();
-      for (const HeadStats& h : l.heads) {
-        nlohmann::json& head = heads.emplace_back(nlohmann::json::object());
+      for (std::size_t h = 0; h < l.heads.size(); ++h) {
+        nlohmann::json& head = heads.emplace_back(nlohmann::json{{"head", h + 1}});
         for (const MetricInfo& m : metric_table())
-          if (m.head_field) add_estimate(head, m.key, m.of(h), m.ties);
+          if (m.head_field) add_estimate(head, m.key, m.of(l.heads[h]), m.ties);
       }
       layer["heads"] = std::move(heads);
       if (!l.histograms.forward_difference.empty()) layer["histograms"] = histograms_json(l.histograms);
     }
-    if (snap.settings.stage_grams) layer["stage_grams"] = stage_grams_json(l, n);
+    if (snap.settings.stage_grams && maps) layer["stage_grams"] = stage_grams_json(l, n);
   }
   nlohmann::json out = {
       {"config", settings_to_json(snap.settings)}, {"samples", snap.samples_done}, {"elapsed_s", snap.elapsed_s},
@@ -128,14 +131,16 @@ nlohmann::json snapshot_to_json(const Snapshot& snap) {
   };
   if (!snap.embeddings.empty()) {  // layer 0 of the random-weight family
     const LayerStats& e = snap.embeddings.front();
-    out["embeddings"] = {
-        {"cosine_mean", matrix(e.cosine_mean, n)},
-        {"norm_mean", vector_json(e.norm_mean)},
-        {"norm_se", vector_json(e.norm_se)},
-    };
+    nlohmann::json& emb = out["embeddings"] = nlohmann::json::object();
+    if (maps) {
+      emb["cosine_mean"] = matrix(e.cosine_mean, n);
+      emb["cosine_se"] = matrix(e.cosine_se, n);
+      emb["norm_mean"] = vector_json(e.norm_mean);
+      emb["norm_se"] = vector_json(e.norm_se);
+    }
     for (const MetricInfo& m : metric_table())
-      if (m.embeddings) add_estimate(out["embeddings"], m.key, m.of(e), m.ties);
-    if (!e.histograms.forward_difference.empty()) out["embeddings"]["histograms"] = histograms_json(e.histograms);
+      if (m.embeddings) add_estimate(emb, m.key, m.of(e), m.ties);
+    if (!e.histograms.forward_difference.empty()) emb["histograms"] = histograms_json(e.histograms);
   }
   return out;
 }

@@ -24,8 +24,10 @@ void add_metrics(nlohmann::json& out, const LayerStats& l, bool random_weights, 
 // delta_r2_bins (docs/model.md section 8); `leakage` writes its ablations' layers with it.
 nlohmann::json leakage_layer_json(const LayerStats& l);
 
-// config, samples, elapsed_s, samples_per_s, layers[...] as documented in docs/cli.md.
-nlohmann::json snapshot_to_json(const Snapshot& snap);
+// config, samples, elapsed_s, samples_per_s, layers[...] as documented in docs/cli.md. maps = false leaves out
+// the n x n maps and the n-vectors (the Python module reads those as NumPy arrays: python/src/bind_snapshot.cpp
+// lists the same keys, and a test checks that the two sets agree).
+nlohmann::json snapshot_to_json(const Snapshot& snap, bool maps = true);
 
 // The position probes (position_probe.hpp): {"probe": {...options}, "layers": [{"layer": l, "x": {"pearson_r",
 // "pearson_r_se", "nrmse", "nrmse_se"}, "var": {...}, "sim": {...}}]}, layer 0 the embeddings (docs/cli.md).

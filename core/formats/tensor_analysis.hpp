@@ -102,8 +102,9 @@ NonFinite find_nonfinite(const TensorSet& t, const std::atomic<bool>* cancel = n
 std::string nonfinite_text(const NonFinite& f, int prompts);
 
 // "" when the given weights (if any) of every analysed row sum to 1 over the keys the mask leaves visible,
-// within weights_sum_tolerance (1e-3; 4e-3 for float16 arrays); else the first row that does not (array,
-// prompt, layer, head, row, its sum). Prompts marked in `left_out` are skipped. analyze_tensors refuses them.
+// within weights_sum_tolerance (1e-3; 4e-3 for float16 arrays, 3e-2 for bfloat16); else the first row that
+// does not (array, prompt, layer, head, row, its sum). Prompts marked in `left_out` are skipped. analyze_tensors
+// refuses them.
 std::string weights_sum_error(const TensorSet& t, const std::vector<char>& left_out = {});
 double weights_sum_tolerance(NpyType type);
 

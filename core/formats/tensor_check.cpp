@@ -78,7 +78,8 @@ class Scanner {
     }
   }
 
-  // "logits[3, 1, 0, 5, 2] = NaN (prompt 3, layer 2, head 0, i 5, j 2)": NumPy's indices, the layer's number.
+  // "logits[3, 1, 0, 5, 2] = NaN (prompt 3, layer 2, head 1, i 5, j 2)": NumPy's indices, then the layer's and
+  // the head's numbers (1..L, 1..H, as the JSON and the window number them).
   static std::string place(const NpyArray& a, std::size_t flat, float v) {
     const auto& shape = a.shape();
     std::vector<std::int64_t> index(shape.size());
@@ -97,8 +98,8 @@ class Scanner {
       text += " (prompt " + at(0) + ", layer " + at(1) + (index[1] == 0 ? " = the embeddings" : "") + ", token " +
               at(2) + ", coordinate " + at(3) + ")";
     else
-      text += " (prompt " + at(0) + ", layer " + std::to_string(index[1] + 1) + ", head " + at(2) + ", i " + at(3) +
-              ", j " + at(4) + ")";
+      text += " (prompt " + at(0) + ", layer " + std::to_string(index[1] + 1) + ", head " +
+              std::to_string(index[2] + 1) + ", i " + at(3) + ", j " + at(4) + ")";
     return text;
   }
 
@@ -113,7 +114,9 @@ class Scanner {
 
 NonFinite find_nonfinite(const TensorSet& t, const std::atomic<bool>* cancel) { return Scanner(t, cancel).run(); }
 
-double weights_sum_tolerance(NpyType type) { return type == NpyType::f16 ? 4e-3 : 1e-3; }
+// About 8 units of rounding of the type (float16 2^-11, bfloat16 2^-8): a softmax computed and stored in it
+// sums to 1 within that; float32 and float64 weights within 1e-3.
+double weights_sum_tolerance(NpyType type) { return type == NpyType::f16 ? 4e-3 : type == NpyType::bf16 ? 3e-2 : 1e-3; }
 
 std::string weights_sum_error(const TensorSet& t, const std::vector<char>& left_out) {
   if (!t.weights) return "";
@@ -135,7 +138,7 @@ std::string weights_sum_error(const TensorSet& t, const std::vector<char>& left_
           std::snprintf(text, sizeof text, "%.6g", sum);
           std::snprintf(tolerance_text, sizeof tolerance_text, "%g", tolerance);
           return "array 'weights': prompt " + std::to_string(p) + ", layer " + std::to_string(l + 1) + ", head " +
-                 std::to_string(h) + ", row " + std::to_string(i) + ": the weights on the visible keys " +
+                 std::to_string(h + 1) + ", row " + std::to_string(i) + ": the weights on the visible keys " +
                  std::to_string(keys.lo[i]) + ".." + std::to_string(keys.hi[i]) + " sum to " + text +
                  ", not 1 (tolerance " + tolerance_text +
                  "). Attention weights are a softmax over the keys the mask leaves visible: check the manifest's "

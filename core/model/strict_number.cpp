@@ -25,7 +25,14 @@ std::string range_text(double lo, double hi) {
 std::string number_text(const nlohmann::json& v) {
   if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
   if (v.is_number_float()) {  // the shortest form that reads back the same (10.7, not 10.699999999999999)
-    char buf[40];
+    char buf[64];
+    const double x = v.get<double>();
+    // A whole number past 64 bits (a seed of 2^70 typed as digits) as its digits, not 1.1805916207174113e+21:
+    // the exact value of the double, which is the typed number wherever the double holds it.
+    if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) >= 9007199254740992.0 && std::fabs(x) < 0x1p127) {
+      std::snprintf(buf, sizeof buf, "%.0f", x);
+      return buf;
+    }
     for (int digits = 15; digits <= 17; ++digits) {
       std::snprintf(buf, sizeof buf, "%.*g", digits, v.get<double>());
       if (std::strtod(buf, nullptr) == v.get<double>()) break;

@@ -1,150 +1,308 @@
-"""Results as Python objects: a run's or an analysis's layers with their numbers, NumPy maps and standard errors,
-read from the core's snapshot (the names are the keys of the CLI's JSON; to_dict() is that JSON)."""
+"""Results as Python objects: a run's or an analysis's layers and heads with their numbers, NumPy maps and
+standard errors. Each layer is a record whose keys are exactly the keys of the CLI's JSON layer (null read as
+NaN, lists of numbers as read-only arrays): a result made in Python, one loaded from the CLI's JSON and one
+unpickled hold the same fields, compare equal, and give the same to_dict()."""
 
-import functools
+from __future__ import annotations
+
 import json
+import math
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import numpy as np
 
 from . import _maskscope
+from ._data import Data, from_json, readonly, register, to_json
 
-# The layer metrics, one row each (core/stats/metric_table.hpp): Layer and Head take their attributes from it.
+# The layer metrics, one row each (core/stats/metric_table.hpp).
 _METRICS = _maskscope.metric_table()
+# A head's maps: in a result made in Python or unpickled, not in the CLI's JSON (they would multiply its size
+# by the heads), so neither in a loaded one nor in to_dict().
+HEAD_MAPS = ("score_mean", "score_se", "weight_mean", "weight_se")
 
 
-class Head:
-    """One attention head of a random-weight or real-model layer: its RP, leakage and maps."""
-
-    def __init__(self, snap, index, head):
-        self._snap, self._index, self.head = snap, index, head
-        self._scalars = snap.head_scalars(index, head)
-
-
-    def _map(self, name):
-        return self._snap.map(self._index, name, self.head)
-
-    score_mean = functools.cached_property(lambda self: self._map("score_mean"))
-    score_se = functools.cached_property(lambda self: self._map("score_se"))
-    weight_mean = functools.cached_property(lambda self: self._map("weight_mean"))
-    weight_se = functools.cached_property(lambda self: self._map("weight_se"))
-
-    def __repr__(self):
-        return f"<maskscope.Head {self.head}: rp {self.rp:.6g} +- {self.rp_se:.2g}>"
+def _need_pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("to_dataframe() needs pandas, which is not installed: `sudo apt install python3-pandas` "
+                          "(Debian) or `pip install pandas`") from None
+    return pandas
 
 
-def _scalar(name, doc):
-    return property(lambda self: self._scalars[name], doc=doc)
+def _need_xarray() -> Any:
+    try:
+        import xarray
+    except ImportError:
+        raise ImportError("to_xarray() needs xarray, which is not installed: `sudo apt install python3-xarray` "
+                          "(Debian) or `pip install xarray`") from None
+    return xarray
 
 
-def _add_metrics(cls, heads):
-    """The metric table's estimates as attributes KEY, KEY_se and KEY_ties (the metrics with ties); `heads`:
-    only the metrics each head has."""
-    for m in _METRICS:
-        if heads and not m["head"]:
-            continue
-        key = m["key"]
-        setattr(cls, key, _scalar(key, m["description"]))
-        setattr(cls, key + "_se", _scalar(key + "_se", "standard error of " + key))
-        if m["ties"]:
-            setattr(cls, key + "_ties", _scalar(key + "_ties", f"share of {m['label']}'s comparisons that were ties"))
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (int, float, bool, np.integer, np.floating)) or v is None
 
 
-_add_metrics(Head, heads=True)
+def _readonly_tree(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return readonly(v)
+    if isinstance(v, dict):
+        return {k: _readonly_tree(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_readonly_tree(x) for x in v]
+    return v
 
 
-def _array(name, doc):
-    p = functools.cached_property(lambda self: self._snap.map(self._index, name))
-    p.__doc__ = doc
-    return p
-
-
-class Layer:
-    """One layer of a result (number 1..L; 0 is the random-weight family's embeddings).
-
-    Numbers: each metric of the core's table (rp, adjacency, delta_r2, ...; _maskscope.metric_table()) with
-    _se, and _ties where it counts ties; ties gives the tie shares as a dict. Maps (n x n NumPy arrays, row i
-    the query, column j the key, NaN where masked): score_mean, weight_mean, cosine_mean and their
-    _se arrays, score_diag_normalized. Vectors: norm_mean, norm_se, and h / h_se (LN-recency's h(j): the
-    inverse of the mean norm of x_j after this layer). NaN where a metric does not exist (n < 3, or no
-    hidden states in an analysis).
+class Head(Data):
+    """One attention head of a random-weight or real-model layer, numbered 1..H (as the window's head slider
+    and the JSON's ``head`` key): its estimates (``rp``, ``delta_r2`` with ``_se``, ``rp_ties``) and maps
+    (``score_mean``, ``weight_mean`` and their ``_se``; not in the CLI's JSON, so absent from a loaded result).
     """
 
-    def __init__(self, snap, index):
-        self._snap, self._index = snap, index
-        self._scalars = snap.scalars(index)
+    _record: Dict[str, Any]
 
-    number = _scalar("layer", "the layer's number: 1..L, 0 for the embeddings")
-    delta_r2_bins = _scalar("delta_r2_bins", "dR^2 by query-position bins: [{'from', 'to', 'delta_r2'}]")
+    @classmethod
+    def _new(cls, record: Dict[str, Any]) -> "Head":
+        h = cls.__new__(cls)
+        h._record = record
+        return h
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._record[name]
+        except KeyError:
+            extra = " (a head's maps are not in the CLI's JSON: this result was loaded from it)" \
+                if name in HEAD_MAPS else ""
+            raise AttributeError(f"maskscope.Head has no field '{name}'{extra}; its fields: "
+                                 f"{', '.join(self.keys())}") from None
 
     @property
-    def ties(self):
-        """The tie shares of the metrics that count ties (rp, adjacency, ...; a collapsed representation has many)."""
-        return {m["key"]: self._scalars[m["key"] + "_ties"] for m in _METRICS if m["ties"]}
+    def number(self) -> int:
+        """The head's number, 1..H."""
+        return int(self._record["head"])
 
-    score_mean = _array("score_mean", "mean logits S (n x n, NaN where masked)")
-    score_se = _array("score_se", "standard errors of score_mean")
-    weight_mean = _array("weight_mean", "mean attention weights A (n x n, NaN where masked)")
-    weight_se = _array("weight_se", "standard errors of weight_mean")
-    cosine_mean = _array("cosine_mean", "mean cosine similarities of the outputs (n x n, symmetric)")
-    cosine_se = _array("cosine_se", "standard errors of cosine_mean")
-    score_diag_normalized = _array("score_diag_normalized", "score_mean less each diagonal's mean (Behind RoPE)")
+    def keys(self) -> List[str]:
+        """The head's fields: the keys of its JSON entry, and its maps where the result has them."""
+        return list(self._record)
 
-    def stage_gram(self, stage, cosine=False, se=False):
-        """The Gram matrix of one stage of the layer's forward pass (n x n, symmetric; docs/model.md section 12):
-        the mean inner products <s_i, s_j> (cosine=True: the mean cosines), or their standard errors (se=True).
-        stage: input, normalized, query, key, mix, attention, residual, mlp (those the model has); the run
-        needs stage_grams=True."""
-        kind = ("cosine" if cosine else "gram") + ("_se" if se else "_mean")
-        return self._snap.map(self._index, f"stage.{stage}.{kind}")
+    def __dir__(self) -> List[str]:
+        return sorted(set(super().__dir__()) | set(self._record))
 
-    @functools.cached_property
-    def norm_mean(self):
-        """mean norm ||x_j|| of the layer's output at each position j (n)"""
-        return self._snap.vector(self._index, "norm_mean")
+    def _state(self) -> Any:
+        return self._record
 
-    @functools.cached_property
-    def norm_se(self):
-        """standard errors of norm_mean"""
-        return self._snap.vector(self._index, "norm_se")
+    @classmethod
+    def _from_state(cls, state: Any) -> "Head":
+        return cls._new(_readonly_tree(state))
 
-    @functools.cached_property
-    def h(self):
-        """h(j) as LN-recency plots it: 1 / mean ||x_j|| (n; NaN where the norm is 0); compare with h_of_j_theory"""
-        m = self.norm_mean
+    def to_dict(self) -> Dict[str, Any]:
+        """The head's entry of the CLI's JSON (its maps left out, as the CLI leaves them out)."""
+        return to_json({k: v for k, v in self._record.items() if k not in HEAD_MAPS})
+
+    def __repr__(self) -> str:
+        return f"<maskscope.Head {self.number}: rp {self._record.get('rp', math.nan):.6g}>"
+
+
+register("head", lambda doc: False)(Head)
+
+
+class Heads:
+    """A layer's heads, indexed by number 1..H like the layers (heads[1] is the first); iterating gives them
+    in order."""
+
+    def __init__(self, heads: List[Head]) -> None:
+        self._heads = heads
+
+    def __getitem__(self, number: int) -> Head:
+        if isinstance(number, (int, np.integer)) and not isinstance(number, bool) and 1 <= number <= len(self._heads):
+            return self._heads[int(number) - 1]
+        raise IndexError(f"no head {number!r}: heads are numbered 1..{len(self._heads)}, as in the window and "
+                         "the JSON's 'head' key")
+
+    def __iter__(self) -> Iterator[Head]:
+        return iter(self._heads)
+
+    def __len__(self) -> int:
+        return len(self._heads)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Heads) and self._heads == other._heads
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def numbers(self) -> List[int]:
+        return [h.number for h in self._heads]
+
+    def __repr__(self) -> str:
+        return f"<maskscope.Heads {self.numbers}>"
+
+
+class Layer(Data):
+    """One layer of a result, numbered 1..L as in the CLI's JSON and the window; 0 is the random-weight
+    family's embeddings (and a real model's, with hidden states).
+
+    Its fields are the keys of the layer in the CLI's JSON (``keys()`` lists them), null read as NaN and
+    lists of numbers as read-only NumPy arrays: the metric table's estimates (``rp``, ``adjacency``,
+    ``norm_adjacency`` (random weights), ``delta_r2``, ``weight_delta_r2``, ``sink_weight``, each with
+    ``_se``, and ``_ties`` where it counts ties), ``r2_base``, ``delta_r2_mean_map``, ``delta_r2_bins``,
+    ``score_diag_normalized_q01`` / ``_q99``, the maps (n x n, row i the query, column j the key, NaN where
+    masked) ``score_mean``, ``weight_mean``, ``cosine_mean`` with their ``_se`` and
+    ``score_diag_normalized``, the vectors ``norm_mean`` and ``norm_se`` (n), ``histograms`` and
+    ``stage_grams`` when the run made them, and ``heads``. Derived (not in the JSON): ``number``, ``ties``,
+    ``h`` and ``h_se``, ``stage_gram()``.
+    """
+
+    _record: Dict[str, Any]
+    _fill: Optional[Callable[[], Dict[str, Any]]]
+
+    @classmethod
+    def _new(cls, record: Dict[str, Any], fill: Optional[Callable[[], Dict[str, Any]]] = None) -> "Layer":
+        layer = cls.__new__(cls)
+        layer._record, layer._fill = record, fill
+        return layer
+
+    def _full(self) -> Dict[str, Any]:
+        """The record with its arrays (a result made in Python reads them from the core on first use)."""
+        if self._fill is not None:
+            arrays = self._fill()
+            self._fill = None
+            head_maps = arrays.pop("heads", [])
+            for key, value in arrays.items():
+                self._record[key] = _readonly_tree(value)
+            for head, maps in zip(self._record.get("heads", []), head_maps):
+                head.update({k: readonly(v) for k, v in maps.items()})
+        return self._record
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        record = self._record if name in self._record else self._full()
+        if name == "heads":
+            return self._heads()
+        try:
+            return record[name]
+        except KeyError:
+            raise AttributeError(f"maskscope.Layer {self.number} has no field '{name}' (its fields are the keys "
+                                 f"of the CLI's JSON layer: {', '.join(self.keys())})") from None
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(super().__dir__()) | set(self.keys()))
+
+    def keys(self) -> List[str]:
+        """The layer's fields: exactly the keys of this layer in the CLI's JSON."""
+        return list(self._full())
+
+    def _heads(self) -> Heads:
+        cached = self.__dict__.get("_heads_cache")
+        if cached is None:
+            cached = Heads([Head._new(h) for h in self._full().get("heads", [])])
+            self.__dict__["_heads_cache"] = cached
+        return cached
+
+    @property
+    def number(self) -> int:
+        """The layer's number: 1..L, 0 for the embeddings."""
+        return int(self._record.get("layer", 0))
+
+    @property
+    def ties(self) -> Dict[str, float]:
+        """The tie shares of the metrics that count ties (rp, adjacency, ...; a collapsed representation has
+        many), of those this layer has."""
+        r = self._record
+        return {m["key"]: r[m["key"] + "_ties"] for m in _METRICS if m["ties"] and m["key"] + "_ties" in r}
+
+    @property
+    def h(self) -> np.ndarray:
+        """h(j) as LN-recency plots it: 1 / mean ||x_j|| (n; NaN where the norm is 0); compare with
+        h_of_j_theory."""
+        m = self._full()["norm_mean"]
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(m > 0, 1.0 / m, np.nan)
+            return readonly(np.where(m > 0, 1.0 / m, np.nan))
 
-    @functools.cached_property
-    def h_se(self):
-        """standard errors of h by the delta method: norm_se / norm_mean^2"""
-        m = self.norm_mean
+    @property
+    def h_se(self) -> np.ndarray:
+        """Standard errors of h by the delta method: norm_se / norm_mean^2."""
+        r = self._full()
+        m = r["norm_mean"]
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(m > 0, self.norm_se / (m * m), np.nan)
+            return readonly(np.where(m > 0, r["norm_se"] / (m * m), np.nan))
 
-    @functools.cached_property
-    def heads(self):
-        """each head's numbers and maps (random weights and real models; empty for the parameter-free model)"""
-        return [Head(self._snap, self._index, h) for h in range(self._scalars["heads"])]
+    def stage_gram(self, stage: str, cosine: bool = False, se: bool = False) -> np.ndarray:
+        """The Gram matrix of one stage of the layer's forward pass (docs/model.md section 12).
 
-    def __repr__(self):
+        Parameters
+        ----------
+        stage : str
+            input, normalized, query, key, mix, attention, residual or mlp (those the model has).
+        cosine : bool
+            The mean cosines instead of the mean inner products <s_i, s_j>.
+        se : bool
+            Their standard errors instead.
+
+        Returns
+        -------
+        numpy.ndarray
+            n x n, symmetric, read-only.
+
+        Raises
+        ------
+        KeyError
+            The run was made without stage_grams=True, or its model has no such stage.
+        """
+        grams = self._full().get("stage_grams")
+        if grams is None:
+            raise KeyError("no stage Gram matrices: run with stage_grams=True")
+        if stage not in grams:
+            raise KeyError(f"no stage '{stage}'; this result's stages: {', '.join(grams)}")
+        return grams[stage][("cosine" if cosine else "gram") + ("_se" if se else "_mean")]
+
+    def _state(self) -> Any:
+        return self._full()
+
+    @classmethod
+    def _from_state(cls, state: Any) -> "Layer":
+        return cls._new(_readonly_tree(state))
+
+    def _comparable(self) -> Any:
+        return self.to_dict()
+
+    def to_dict(self) -> Dict[str, Any]:
+        """This layer as the CLI's JSON writes it (heads without their maps)."""
+        r = dict(self._full())
+        if "heads" in r:
+            r["heads"] = [{k: v for k, v in h.items() if k not in HEAD_MAPS} for h in r["heads"]]
+        return to_json(r)
+
+    def _scalars(self) -> Dict[str, Any]:
+        return {k: v for k, v in self._record.items() if _scalar(v)}
+
+    def _html_rows(self) -> List[Any]:
+        return [(k, f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in self._scalars().items()]
+
+    def __repr__(self) -> str:
+        r = self._record
         if self.number == 0:
-            return f"<maskscope.Layer 0 (the embeddings): adjacency {self.adjacency:.6g} +- {self.adjacency_se:.2g}>"
-        return f"<maskscope.Layer {self.number}: rp {self.rp:.6g} +- {self.rp_se:.2g}>"
+            return f"<maskscope.Layer 0 (the embeddings): adjacency {r.get('adjacency', math.nan):.6g}>"
+        return f"<maskscope.Layer {self.number}: rp {r.get('rp', math.nan):.6g} +- {r.get('rp_se', math.nan):.2g}>"
 
 
-_add_metrics(Layer, heads=False)
+register("layer", lambda doc: False)(Layer)
 
 
 class Layers:
-    """A result's layers, indexed by their numbers as the papers and the CLI's JSON number them (layers[1] is
-    layer 1; an analysis of some layers keeps the model's numbers). Iterating gives them in order."""
+    """A result's layers, indexed by their numbers as the papers, the CLI's JSON and the window number them
+    (layers[1] is layer 1; an analysis of some layers keeps the model's numbers; layers[0] the embeddings
+    where the result has them). Iterating gives the layers 1..L in order, without the embeddings."""
 
-    def __init__(self, snap):
-        self._layers = [Layer(snap, i) for i in range(snap.layer_count)]
-        self._by_number = {l.number: l for l in self._layers}
-        self._embeddings = Layer(snap, -1) if snap.has_embeddings else None
+    def __init__(self, layers: List[Layer], embeddings: Optional[Layer]) -> None:
+        self._layers = layers
+        self._by_number = {layer.number: layer for layer in layers}
+        self._embeddings = embeddings
 
-    def __getitem__(self, number):
+    def __getitem__(self, number: int) -> Layer:
         if number == 0 and self._embeddings is not None:
             return self._embeddings
         try:
@@ -153,48 +311,214 @@ class Layers:
             raise IndexError(f"no layer {number!r}; the layers are {self.numbers}"
                              + (" (0: the embeddings)" if self._embeddings else "")) from None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Layer]:
         return iter(self._layers)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._layers)
 
     @property
-    def numbers(self):
-        return [l.number for l in self._layers]
+    def numbers(self) -> List[int]:
+        """The layers' numbers in order (without 0)."""
+        return [layer.number for layer in self._layers]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<maskscope.Layers {self.numbers}>"
 
 
-class Result:
-    """A run's or an analysis's result: layers (by number), embeddings (layer 0 of the random-weight family and of
-    models with hidden states, else None), samples done, elapsed_s, settings, and to_dict(), the CLI's JSON."""
+def _is_run(doc: Dict[str, Any]) -> bool:
+    return "layers" in doc and "config" in doc and not any(k in doc for k in ("points", "ablations", "probe"))
 
-    def __init__(self, snap, left_out=None):
-        self._snap = snap
-        self.layers = Layers(snap)
-        self.embeddings = self.layers._embeddings
-        self.left_out = left_out  # analyze with allow_nonfinite: the prompts left out, else None
 
-    samples = property(lambda self: self._snap.samples, doc="samples (prompts, in an analysis) done")
-    elapsed_s = property(lambda self: self._snap.elapsed_s, doc="seconds the core took")
-    samples_per_s = property(lambda self: self._snap.samples_per_s, doc="samples per second (a run)")
-    finished = property(lambda self: self._snap.finished, doc="reached its samples")
+@register("run", _is_run)
+class Result(Data):
+    """A run's or an analysis's result (``run()``, ``analyze()``, ``load()`` of the CLI's ``run``,
+    ``merge`` or ``analyze`` JSON).
 
-    @functools.cached_property
-    def settings(self):
-        """the settings as the CLI's JSON config spells them"""
-        return json.loads(self._snap.settings_json)
+    ``layers`` (by number), ``embeddings`` (layer 0 of the random-weight family and of models with hidden
+    states, else None), ``samples`` done, ``elapsed_s``, ``samples_per_s``, ``finished``, ``settings`` (the
+    JSON's ``config``), ``left_out`` (analyze with allow_nonfinite), ``to_dict()`` (the CLI's JSON),
+    ``to_json()``, ``to_dataframe()``, ``to_xarray()``. Picklable; ``==`` compares the data (every field but
+    the seconds taken and the threads used).
+    """
 
-    def to_dict(self):
-        """Exactly the JSON `maskscope-cli run` (or `analyze`) writes for this result, as Python objects."""
-        return json.loads(self._snap.json())
+    _header: Dict[str, Any]
+    _snap: Any
+    layers: Layers
+    embeddings: Optional[Layer]
+    left_out: Optional[Dict[str, Any]]
 
-    def to_json(self):
+    @classmethod
+    def _new(cls, header: Dict[str, Any], layers: List[Layer], embeddings: Optional[Layer],
+             left_out: Optional[Dict[str, Any]] = None, snap: Any = None) -> "Result":
+        r = cls.__new__(cls)
+        r._header, r._snap, r.left_out = header, snap, left_out
+        r.layers = Layers(layers, embeddings)
+        r.embeddings = embeddings
+        return r
+
+    @classmethod
+    def _of_snapshot(cls, snap: Any, left_out: Optional[Dict[str, Any]] = None) -> "Result":
+        """A result of the core: its JSON without the maps now, each layer's arrays on first use."""
+        doc = json.loads(snap.json(False))
+        layers = [Layer._new(from_json(l), (lambda i=i: snap.arrays(i))) for i, l in enumerate(doc.pop("layers"))]
+        emb = doc.pop("embeddings", None)
+        embeddings = Layer._new(from_json(emb), lambda: snap.arrays(-1)) if emb is not None else None
+        return cls._new(doc, layers, embeddings, left_out, snap)
+
+    @classmethod
+    def _from_json(cls, doc: Dict[str, Any]) -> "Result":
+        header = {k: v for k, v in doc.items() if k not in ("layers", "embeddings")}
+        layers = [Layer._new(from_json(l)) for l in doc["layers"]]
+        embeddings = Layer._new(from_json(doc["embeddings"])) if "embeddings" in doc else None
+        return cls._new(header, layers, embeddings)
+
+    def _state(self) -> Any:
+        return {"header": self._header, "layers": [l._state() for l in self.layers],
+                "embeddings": self.embeddings._state() if self.embeddings is not None else None,
+                "left_out": self.left_out}
+
+    @classmethod
+    def _from_state(cls, state: Any) -> "Result":
+        emb = state["embeddings"]
+        return cls._new(state["header"], [Layer._from_state(l) for l in state["layers"]],
+                        Layer._from_state(emb) if emb is not None else None, state["left_out"])
+
+    def _comparable(self) -> Any:
+        return {"header": self._header, "layers": [l.to_dict() for l in self.layers],
+                "embeddings": self.embeddings.to_dict() if self.embeddings is not None else None}
+
+    @property
+    def samples(self) -> int:
+        """Samples (prompts, in an analysis) done."""
+        return int(self._header["samples"])
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds the core took."""
+        return float(self._header.get("elapsed_s", math.nan))
+
+    @property
+    def samples_per_s(self) -> float:
+        """Samples per second (a run)."""
+        return float(self._header.get("samples_per_s", math.nan))
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run reached its samples."""
+        return bool(self._header.get("finished", True))
+
+    @property
+    def settings(self) -> Dict[str, Any]:
+        """The settings as the CLI's JSON ``config`` spells them (a copy)."""
+        return json.loads(json.dumps(self._header["config"]))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Exactly the JSON ``maskscope-cli run`` (or ``analyze``) writes for this result, as Python objects."""
+        if self._snap is not None:
+            return json.loads(self._snap.json())
+        out = json.loads(json.dumps(self._header))
+        out["layers"] = [l.to_dict() for l in self.layers]
+        if self.embeddings is not None:
+            out["embeddings"] = self.embeddings.to_dict()
+        return out
+
+    def to_json(self) -> str:
         """The same as JSON text, as the CLI writes it."""
-        return self._snap.json()
+        if self._snap is not None:
+            return str(self._snap.json())
+        return super().to_json()
 
-    def __repr__(self):
-        rps = ", ".join(f"{l.number}: {l.rp:.4g}" for l in self.layers)
+    def _all_layers(self) -> List[Layer]:
+        return ([self.embeddings] if self.embeddings is not None else []) + list(self.layers)
+
+    def to_dataframe(self) -> Any:
+        """The layers' numbers as a table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per layer (index ``layer``; 0 the embeddings where the result has them), one column per
+            number of the JSON layer (``rp``, ``rp_se``, ``rp_ties``, ``r2_base``, ...); NaN where a layer
+            lacks it. The maps are in to_xarray().
+
+        Raises
+        ------
+        ImportError
+            pandas is not installed.
+
+        Examples
+        --------
+        >>> import maskscope
+        >>> df = maskscope.run(n=6, layers=2, samples=200, seed=1).to_dataframe()
+        >>> list(df.index), "rp_se" in df.columns
+        ([1, 2], True)
+        """
+        pd = _need_pandas()
+        rows = [l._scalars() for l in self._all_layers()]
+        for row in rows:
+            row.setdefault("layer", 0)
+        return pd.DataFrame(rows).set_index("layer")
+
+    def to_xarray(self) -> Any:
+        """The layers' numbers, maps and vectors as one labelled dataset.
+
+        Returns
+        -------
+        xarray.Dataset
+            Dimensions ``layer`` (0 the embeddings where the result has them), ``i`` (query) and ``j`` (key
+            position, 0..n-1): each number of the JSON layer over ``layer``, each map (``weight_mean``,
+            ``score_mean``, ...) over ``(layer, i, j)``, each vector (``norm_mean``, ``norm_se``) over
+            ``(layer, j)``; NaN where a layer lacks one. ``attrs`` holds the settings as JSON text.
+
+        Raises
+        ------
+        ImportError
+            xarray is not installed.
+
+        Examples
+        --------
+        >>> import maskscope
+        >>> ds = maskscope.run(n=6, layers=2, samples=200, seed=1).to_xarray()
+        >>> ds["weight_mean"].dims, ds["weight_mean"].shape
+        (('layer', 'i', 'j'), (2, 6, 6))
+        """
+        xr = _need_xarray()
+        layers = self._all_layers()
+        return xr.Dataset(_layer_variables(layers, int(self._header["config"]["n"])),
+                          coords={"layer": [l.number for l in layers]},
+                          attrs={"settings": json.dumps(self._header["config"])})
+
+    def _html_rows(self) -> List[Any]:
+        rows = [("samples", str(self.samples)), ("elapsed_s", f"{self.elapsed_s:.3g}")]
+        for l in self._all_layers():
+            s = l._scalars()
+            shown = ", ".join(f"{k} {s[k]:.4g}" for k in ("rp", "adjacency", "delta_r2", "sink_weight") if k in s)
+            rows.append((f"layer {l.number}", shown))
+        return rows
+
+    def __repr__(self) -> str:
+        rps = ", ".join(f"{l.number}: {l._record.get('rp', math.nan):.4g}" for l in self.layers)
         return f"<maskscope.Result {self.samples} samples; rp by layer {{{rps}}}>"
+
+
+def _layer_variables(layers: List[Layer], n: int) -> Dict[str, Any]:
+    """xarray variables (dims, array) of layers' scalars over layer, maps over (layer, i, j) and vectors over
+    (layer, j); NaN where a layer lacks one."""
+    scalars: Dict[str, np.ndarray] = {}
+    maps: Dict[str, np.ndarray] = {}
+    vectors: Dict[str, np.ndarray] = {}
+    L = len(layers)
+    for k, layer in enumerate(layers):
+        for key, v in layer._full().items():
+            if _scalar(v) and key != "layer":
+                scalars.setdefault(key, np.full(L, np.nan))[k] = float(v)
+            elif isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[0] == v.shape[1]:
+                maps.setdefault(key, np.full((L, n, n), np.nan))[k, :v.shape[0], :v.shape[1]] = v
+            elif isinstance(v, np.ndarray) and v.ndim == 1 and key in ("norm_mean", "norm_se"):
+                vectors.setdefault(key, np.full((L, n), np.nan))[k, :v.shape[0]] = v
+    out: Dict[str, Any] = {}
+    out.update({k: (("layer",), v) for k, v in scalars.items()})
+    out.update({k: (("layer", "i", "j"), v) for k, v in maps.items()})
+    out.update({k: (("layer", "j"), v) for k, v in vectors.items()})
+    return out

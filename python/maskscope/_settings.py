@@ -16,6 +16,7 @@ from . import _maskscope as _core
 TABLE = [tuple(f) for f in _core.setting_table()]
 KEYS = [f[1] for f in TABLE]
 _KIND = {f[1]: f[3] for f in TABLE}
+_NAMES = {f[1]: list(f[7]) for f in TABLE}
 _NUMBER = ("real", "whole", "u64", "optional_real")
 
 
@@ -89,16 +90,41 @@ def texts(settings, caller):
     return out
 
 
-def signature(extra):
-    """A keyword-only signature of every setting with its default, then `extra` (inspect.Parameter list)."""
-    params = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=DEFAULTS[k]) for k in KEYS]
-    return inspect.Signature(params + list(extra))
+def signature(extra, first=(), keys=None):
+    """`first` (inspect.Parameter list), then a keyword-only parameter for every setting (or `keys`) with its
+    default, then `extra`."""
+    params = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=DEFAULTS[k]) for k in (keys or KEYS)]
+    return inspect.Signature(list(first) + params + list(extra))
 
 
-def settings_doc():
-    """One line per setting: its key, default and the CLI's help (the valid range)."""
+def annotation(key):
+    """The Python type of a setting's keyword, as stub text (tools/gen_python_stubs.py writes it into the .pyi):
+    an enumeration's names as a Literal, None for an optional one (an optional std, no token file)."""
+    kind, names = _KIND[key], _NAMES[key]
+    base = {"real": "float", "whole": "int", "u64": "int", "optional_real": "float", "boolean": "bool",
+            "text": "str", "mask": "str"}.get(kind)
+    if kind == "enumeration":
+        base = "Literal[" + ", ".join(repr(n) for n in names) + "]"
+    return base + " | None" if DEFAULTS[key] is None else base
+
+
+def numpydoc_type(key):
+    """A setting's type as a numpydoc Parameters line shows it."""
+    kind, names = _KIND[key], _NAMES[key]
+    text = {"real": "float", "whole": "int", "u64": "int", "optional_real": "float or None", "boolean": "bool",
+            "text": "str or None", "mask": "str"}.get(kind, "str")
+    if kind == "enumeration":
+        text = "{" + ", ".join(repr(n) for n in names) + "}"
+    return f"{text}, default {DEFAULTS[key]!r}"
+
+
+def settings_doc(keys=None):
+    """numpydoc Parameters entries of the settings (all, or `keys`): the key, its type and default, the CLI's
+    help (the valid range) and, for a family's setting, the family."""
     lines = []
-    for flag, key, help_text, kind, default, *_ in TABLE:
-        shown = "" if default == "" else f" (default {default})"
-        lines.append(f"    {key}: {help_text}{shown}")
+    for flag, key, help_text, kind, default, family, *_ in TABLE:
+        if keys is not None and key not in keys:
+            continue
+        only = f" (--model {family} only)" if family else ""
+        lines.append(f"{key} : {numpydoc_type(key)}\n    {help_text}{only}.")
     return "\n".join(lines)

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include "bind_snapshot.hpp"
 #include "bindings.hpp"
@@ -24,17 +25,19 @@ namespace py = pybind11;
 
 namespace {
 
-// A NumPy array as the core reads it: C order, native (little-endian) float16/32/64. maskscope/_analyze.py
-// makes any other layout or byte order so (copying only then); anything else is a TypeError.
-TensorMemory memory_of(const py::array& a, const std::string& name) {
+// A NumPy array as the core reads it: C order, native (little-endian) float16/32/64, or (bfloat16) the 16-bit
+// integer view of bfloat16 values that maskscope/_api.py makes of a torch or ml_dtypes array (no copy).
+// maskscope/_api.py makes any other layout or byte order so (copying only then); anything else is a TypeError.
+TensorMemory memory_of(const py::array& a, const std::string& name, bool bfloat16) {
   const py::dtype dt = a.dtype();
-  if (dt.kind() != 'f' || (dt.itemsize() != 2 && dt.itemsize() != 4 && dt.itemsize() != 8))
+  const bool bf16 = bfloat16 && (dt.kind() == 'i' || dt.kind() == 'u') && dt.itemsize() == 2;
+  if (!bf16 && (dt.kind() != 'f' || (dt.itemsize() != 2 && dt.itemsize() != 4 && dt.itemsize() != 8)))
     throw py::type_error(name + ": dtype " + dt.attr("name").cast<std::string>() +
-                         " is not supported; expected float16, " + "float32 or float64");
+                         " is not supported; expected float16, bfloat16, float32 or float64");
   if (!(a.flags() & py::array::c_style)) throw py::type_error(name + ": expected a C-contiguous array");
   TensorMemory m;
   m.data = a.data();
-  m.type = dt.itemsize() == 2 ? NpyType::f16 : dt.itemsize() == 4 ? NpyType::f32 : NpyType::f64;
+  m.type = bf16 ? NpyType::bf16 : dt.itemsize() == 2 ? NpyType::f16 : dt.itemsize() == 4 ? NpyType::f32 : NpyType::f64;
   for (py::ssize_t k = 0; k < a.ndim(); ++k) m.shape.push_back(std::int64_t(a.shape(k)));
   return m;
 }
@@ -81,11 +84,12 @@ py::tuple analyze_set(TensorSet& t, const std::string& layers, bool allow_nonfin
 
 py::tuple analyze(const py::array& logits, const std::optional<py::array>& weights,
                   const std::optional<py::array>& hidden, const std::string& mask, const std::string& layers,
-                  bool allow_nonfinite, const py::object& progress) {
-  const TensorMemory l = memory_of(logits, "logits");
+                  bool allow_nonfinite, const std::vector<bool>& bfloat16, const py::object& progress) {
+  const auto bf16 = [&](std::size_t k) { return k < bfloat16.size() && bfloat16[k]; };
+  const TensorMemory l = memory_of(logits, "logits", bf16(0));
   std::optional<TensorMemory> w, h;
-  if (weights) w = memory_of(*weights, "weights");
-  if (hidden) h = memory_of(*hidden, "hidden");
+  if (weights) w = memory_of(*weights, "weights", bf16(1));
+  if (hidden) h = memory_of(*hidden, "hidden", bf16(2));
   TensorSet t;
   try {
     t = tensors_from_memory(l, w ? &*w : nullptr, h ? &*h : nullptr, mask);
@@ -107,8 +111,9 @@ py::tuple analyze_folder(const std::string& folder, const std::string& layers, b
 
 void bind_analyze(py::module_& m) {
   m.def("_analyze", &analyze, py::arg("logits"), py::arg("weights"), py::arg("hidden"), py::arg("mask"),
-        py::arg("layers"), py::arg("allow_nonfinite"), py::arg("progress"),
-        "The core's analysis of arrays in memory: (result, left_out or None)");
+        py::arg("layers"), py::arg("allow_nonfinite"), py::arg("bfloat16"), py::arg("progress"),
+        "The core's analysis of arrays in memory: (result, left_out or None); bfloat16: which of the three "
+        "arrays are 16-bit integer views of bfloat16 values");
   m.def("_analyze_folder", &analyze_folder, py::arg("folder"), py::arg("layers"), py::arg("allow_nonfinite"),
         py::arg("progress"), "The core's analysis of a tensor folder: (result, left_out or None)");
 }

@@ -1,5 +1,5 @@
-// The _Snapshot class (bind_snapshot.hpp): a layer's numbers, its maps as n x n NumPy arrays (NaN where masked)
-// and its vectors, by the names of the CLI's JSON keys.
+// The _Snapshot class (bind_snapshot.hpp): a result's JSON (with or without its maps) and each layer's maps as
+// n x n NumPy arrays (NaN where masked) and its vectors, by the names of the CLI's JSON keys.
 #include "bind_snapshot.hpp"
 #include "bindings.hpp"
 
@@ -17,8 +17,8 @@ namespace maskscope::py_module {
 
 namespace py = pybind11;
 
-std::string PySnapshot::json_text() const {
-  nlohmann::json j = snapshot_to_json(*snap);
+std::string PySnapshot::json_text(bool maps) const {
+  nlohmann::json j = snapshot_to_json(*snap, maps);
   for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
   return j.dump(1) + "\n";
 }
@@ -30,11 +30,6 @@ const LayerStats& stats(const PySnapshot& p, int index) {
   if (index == -1 && !p.snap->embeddings.empty()) return p.snap->embeddings.front();
   if (index < 0 || std::size_t(index) >= p.snap->layers.size()) throw py::index_error("no such layer");
   return p.snap->layers[std::size_t(index)];
-}
-
-const HeadStats& head_stats(const LayerStats& l, int head) {
-  if (head < 0 || std::size_t(head) >= l.heads.size()) throw py::index_error("no such head");
-  return l.heads[std::size_t(head)];
 }
 
 py::array_t<double> map_array(const Map& m, int n) {
@@ -56,71 +51,49 @@ py::array_t<double> vector_array(const std::vector<double>& v) {
   return out;
 }
 
-// One map of a layer (or of one of its heads) by its JSON key.
-const Map& layer_map(const LayerStats& l, const std::string& name, int head) {
-  if (head >= 0) {
-    const HeadStats& h = head_stats(l, head);
-    if (name == "score_mean") return h.score_mean;
-    if (name == "score_se") return h.score_se;
-    if (name == "weight_mean") return h.weight_mean;
-    if (name == "weight_se") return h.weight_se;
-    throw py::key_error("a head has score_mean, score_se, weight_mean, weight_se; not '" + name + "'");
+// The keys snapshot_to_json(maps = true) adds to a layer (index >= 0) or to the embeddings (-1), as NumPy
+// arrays: the maps, the norm vectors, the stage Gram matrices (with stage_grams) and, beyond the JSON, each
+// head's maps (under "heads", one dict a head). tests/python/test_maskscope_data.py checks the key sets.
+py::dict layer_arrays(const PySnapshot& p, int index) {
+  const LayerStats& l = stats(p, index);
+  const int n = p.snap->settings.n;
+  py::dict d;
+  if (index >= 0) {
+    d["score_mean"] = map_array(l.score_mean, n);
+    d["score_se"] = map_array(l.score_se, n);
+    d["weight_mean"] = map_array(l.weight_mean, n);
+    d["weight_se"] = map_array(l.weight_se, n);
+    d["score_diag_normalized"] = map_array(l.score_diag_normalized, n);
   }
-  if (name == "score_mean") return l.score_mean;
-  if (name == "score_se") return l.score_se;
-  if (name == "weight_mean") return l.weight_mean;
-  if (name == "weight_se") return l.weight_se;
-  if (name == "cosine_mean") return l.cosine_mean;
-  if (name == "cosine_se") return l.cosine_se;
-  if (name == "score_diag_normalized") return l.score_diag_normalized;
-  if (name.rfind("stage.", 0) == 0) {  // "stage.<name>.<gram_mean | gram_se | cosine_mean | cosine_se>"
-    const std::size_t dot = name.find('.', 6);
-    const auto stage = enum_value(kStageNames, name.substr(6, dot == std::string::npos ? dot : dot - 6));
-    if (stage && dot != std::string::npos && !l.stages[std::size_t(*stage)].gram_mean.empty()) {
-      const StageGram& g = l.stages[std::size_t(*stage)];
-      const std::string what = name.substr(dot + 1);
-      if (what == "gram_mean") return g.gram_mean;
-      if (what == "gram_se") return g.gram_se;
-      if (what == "cosine_mean") return g.cosine_mean;
-      if (what == "cosine_se") return g.cosine_se;
+  d["cosine_mean"] = map_array(l.cosine_mean, n);
+  d["cosine_se"] = map_array(l.cosine_se, n);
+  d["norm_mean"] = vector_array(l.norm_mean);
+  d["norm_se"] = vector_array(l.norm_se);
+  if (index < 0) return d;
+  if (p.snap->settings.stage_grams) {
+    py::dict stages;
+    for (const auto& [stage, name] : kStageNames) {
+      const StageGram& g = l.stages[std::size_t(stage)];
+      if (g.gram_mean.empty()) continue;
+      py::dict one;
+      one["gram_mean"] = map_array(g.gram_mean, n);
+      one["gram_se"] = map_array(g.gram_se, n);
+      one["cosine_mean"] = map_array(g.cosine_mean, n);
+      one["cosine_se"] = map_array(g.cosine_se, n);
+      stages[py::str(std::string(name))] = one;
     }
-    throw py::key_error("no stage map '" + name + "' (a stage the result has, with stage_grams on)");
+    d["stage_grams"] = stages;
   }
-  throw py::key_error("no map '" + name + "'");
-}
-
-void add_estimate(py::dict& d, std::string_view key, const Estimate& e, bool ties) {
-  const std::string k(key);
-  d[py::str(k)] = e.mean;
-  d[py::str(k + "_se")] = e.se;
-  if (ties) d[py::str(k + "_ties")] = e.ties;
-}
-
-py::dict layer_scalars(const LayerStats& l) {
-  py::dict d;
-  d["layer"] = l.layer;
-  for (const MetricInfo& m : metric_table()) add_estimate(d, m.key, m.of(l), m.ties);  // metric_table.hpp
-  d["delta_r2_mean_map"] = l.leakage.delta_r2_mean_map;
-  d["r2_base"] = l.leakage.r2_base;
-  d["score_diag_normalized_q01"] = l.score_diag_q01;
-  d["score_diag_normalized_q99"] = l.score_diag_q99;
-  py::list bins;
-  for (const LeakageBin& b : l.leakage.bins) {
-    py::dict bin;
-    bin["from"] = b.from;
-    bin["to"] = b.to;
-    bin["delta_r2"] = b.delta_r2;
-    bins.append(bin);
+  py::list heads;
+  for (const HeadStats& h : l.heads) {
+    py::dict one;
+    one["score_mean"] = map_array(h.score_mean, n);
+    one["score_se"] = map_array(h.score_se, n);
+    one["weight_mean"] = map_array(h.weight_mean, n);
+    one["weight_se"] = map_array(h.weight_se, n);
+    heads.append(one);
   }
-  d["delta_r2_bins"] = bins;
-  d["heads"] = l.heads.size();
-  return d;
-}
-
-py::dict head_scalars(const HeadStats& h) {
-  py::dict d;
-  for (const MetricInfo& m : metric_table())
-    if (m.head_field) add_estimate(d, m.key, m.of(h), m.ties);
+  d["heads"] = heads;
   return d;
 }
 
@@ -151,31 +124,10 @@ void bind_snapshot(py::module_& m) {
         "The layer metrics (key, label, name, unit, description, ties, head, sweepable, unit_interval, chance)");
   py::class_<PySnapshot, std::shared_ptr<PySnapshot>>(m, "_Snapshot",
                                                       "A result of the core (maskscope.Result reads it)")
-      .def("json", &PySnapshot::json_text, "The CLI's JSON of this result, as text")
-      .def_property_readonly("layer_count", [](const PySnapshot& p) { return p.snap->layers.size(); })
-      .def_property_readonly("has_embeddings", [](const PySnapshot& p) { return !p.snap->embeddings.empty(); })
-      .def_property_readonly("n", [](const PySnapshot& p) { return p.snap->settings.n; })
-      .def_property_readonly("samples", [](const PySnapshot& p) { return p.snap->samples_done; })
-      .def_property_readonly("elapsed_s", [](const PySnapshot& p) { return p.snap->elapsed_s; })
-      .def_property_readonly("samples_per_s", [](const PySnapshot& p) { return p.snap->samples_per_s; })
-      .def_property_readonly("finished", [](const PySnapshot& p) { return p.snap->finished; })
-      .def_property_readonly("settings_json",
-                             [](const PySnapshot& p) { return settings_to_json(p.snap->settings).dump(); })
-      .def("scalars", [](const PySnapshot& p, int index) { return layer_scalars(stats(p, index)); })
-      .def("head_scalars",
-           [](const PySnapshot& p, int index, int head) { return head_scalars(head_stats(stats(p, index), head)); })
-      .def(
-          "map",
-          [](const PySnapshot& p, int index, const std::string& name, int head) {
-            return map_array(layer_map(stats(p, index), name, head), p.snap->settings.n);
-          },
-          py::arg("index"), py::arg("name"), py::arg("head") = -1)
-      .def("vector", [](const PySnapshot& p, int index, const std::string& name) {
-        const LayerStats& l = stats(p, index);
-        if (name == "norm_mean") return vector_array(l.norm_mean);
-        if (name == "norm_se") return vector_array(l.norm_se);
-        throw py::key_error("no vector '" + name + "'");
-      });
+      .def("json", &PySnapshot::json_text, py::arg("maps") = true,
+           "The CLI's JSON of this result, as text (maps=False: without the maps and vectors)")
+      .def("arrays", &layer_arrays, py::arg("index"),
+           "A layer's maps and vectors (index 0..L-1; -1 the embeddings) as NumPy arrays, by their JSON keys");
 }
 
 }  // namespace maskscope::py_module

@@ -16,8 +16,9 @@ struct PySnapshot {
   std::shared_ptr<const Snapshot> snap;
   nlohmann::json extra = nlohmann::json::object();  // merged over snapshot_to_json's keys (config, version, ...)
 
-  // The JSON the CLI writes for this result (`run`'s or `analyze`'s), as text.
-  std::string json_text() const;
+  // The JSON the CLI writes for this result (`run`'s or `analyze`'s), as text; maps = false without the maps
+  // and vectors (snapshot_to_json), which PySnapshot's arrays() gives as NumPy arrays.
+  std::string json_text(bool maps = true) const;
 };
 
 }  // namespace maskscope::py_module

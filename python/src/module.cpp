@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "settings_args.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/model/theory.hpp"
 #include "core/model/version.hpp"
@@ -53,14 +54,19 @@ PYBIND11_MODULE(_maskscope, m) {
   m.def("sweep_metric_names", [] { return sweep_metric_names_text(); });
   m.def(
       "h_of_j_theory",
-      [](int n, int d, double alpha, double gamma, bool with_inv_sqrt_d) {
-        const std::vector<double> h = theory::ln_recency_h_curve(n, d, alpha, gamma, with_inv_sqrt_d);
+      [](const maskscope::py_module::SettingTexts& given, bool with_inv_sqrt_d) {
+        // n, d, alpha and gamma checked as `maskscope-cli theory` checks them: the settings' ranges.
+        Settings s;
+        maskscope::py_module::Problems problems;
+        maskscope::py_module::apply_setting_texts(given, s, problems);
+        problems.raise_if_any();
+        const std::vector<double> h = theory::ln_recency_h_curve(s.n, s.d, s.alpha, s.gamma, with_inv_sqrt_d);
         py::array_t<double> out(py::ssize_t(h.size()));
         std::copy(h.begin(), h.end(), out.mutable_data());
         return out;
       },
-      py::arg("n"), py::arg("d"), py::arg("alpha"), py::arg("gamma"), py::arg("with_inv_sqrt_d") = true,
-      "LN-recency Eq. 42: h(j) for j = 1..n (evaluated divided by e^sqrt(d))");
+      py::arg("settings"), py::arg("with_inv_sqrt_d") = true,
+      "LN-recency Eq. 42: h(j) for j = 1..n (evaluated divided by e^sqrt(d)); n, d, alpha, gamma as (key, text)");
   maskscope::py_module::bind_snapshot(m);
   maskscope::py_module::bind_run(m);
   maskscope::py_module::bind_sweep(m);

@@ -115,7 +115,8 @@ TEST_CASE("issue 9's parsing table: decimal only, empty is an error, no wrapping
       {"--n 0x10", "--n", "not a decimal number"},
       {"--n 10.7", "--n", "not a whole number"},
       {"--seed -1", "--seed", "[0, 18446744073709551615]"},
-      {"--seed 18446744073709551616", "--seed", "out of range"},
+      {"--seed 18446744073709551616", "--seed", "18446744073709551616 is out of range"},
+      {"--seed 1180591620717411303424", "--seed", "1180591620717411303424 is out of range"},  // 2^70: digits
       {"--threads 4294967297", "--threads", "[0, 256]"},
       {"--n 4294967306", "--n", "[1, 512]"},
       {"--alpha inf", "--alpha", "not a decimal number"},

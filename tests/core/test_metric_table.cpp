@@ -20,8 +20,8 @@ namespace {
 
 // The scalar keys of a JSON object (numbers and null), less those that are not a metric's estimate.
 std::set<std::string> scalar_keys(const nlohmann::json& o) {
-  static const std::set<std::string> kNotEstimates = {"layer", "delta_r2_mean_map", "r2_base",
-                                                      "score_diag_normalized_q01", "score_diag_normalized_q99"};
+  static const std::set<std::string> kNotEstimates = {
+      "layer", "head", "delta_r2_mean_map", "r2_base", "score_diag_normalized_q01", "score_diag_normalized_q99"};
   std::set<std::string> keys;
   for (auto it = o.begin(); it != o.end(); ++it)
     if ((it->is_number() || it->is_null()) && !kNotEstimates.count(it.key())) keys.insert(it.key());

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -81,7 +82,7 @@ TEST_CASE("non-finite: NaN and +inf are refused with the count and the first one
   CHECK(why.find("4 non-finite values (2 NaN, 2 infinite) in 3 of 5 prompts") != std::string::npos);
   CHECK(why.find("--allow-nonfinite") != std::string::npos);
   a.hidden[((std::size_t(1) * (L + 1) + 0) * T + 2) * D + 1] = 0.5f;
-  CHECK(find_nonfinite(memory_set(a)).first == "logits[3, 1, 0, 5, 2] = NaN (prompt 3, layer 2, head 0, i 5, j 2)");
+  CHECK(find_nonfinite(memory_set(a)).first == "logits[3, 1, 0, 5, 2] = NaN (prompt 3, layer 2, head 1, i 5, j 2)");
 }
 
 TEST_CASE("non-finite: only the analysed layers are scanned; a float64 past float32's range counts as +inf") {
@@ -190,7 +191,7 @@ TEST_CASE("-inf at a visible key is refused: one turns a mean NaN, a whole row g
   const NonFinite f = find_nonfinite(memory_set(a));
   CHECK(f.values == 4);
   CHECK(f.first ==
-        "logits[2, 0, 1, 3, 0] = -inf (prompt 2, layer 1, head 1, i 3, j 0) at a key the mask leaves visible");
+        "logits[2, 0, 1, 3, 0] = -inf (prompt 2, layer 1, head 2, i 3, j 0) at a key the mask leaves visible");
   CHECK(refusal(memory_set(a)).find("4 non-finite values (0 NaN, 4 infinite) in 1 of 5 prompts") != std::string::npos);
   Arrays one = make_arrays();
   one.logits[logit_at(4, 1, 0, 5, 5)] = -kInf;
@@ -220,7 +221,7 @@ TEST_CASE("given weights must sum to 1 over the visible keys of every row") {
   const std::string why = refusal(tensors_from_memory(logits, &weights, &hidden, "causal"));
   INFO(why);
   CHECK(why.find(
-            "array 'weights': prompt 3, layer 2, head 1, row 4: the weights on the visible keys 0..4 sum to 0.9") == 0);
+            "array 'weights': prompt 3, layer 2, head 2, row 4: the weights on the visible keys 0..4 sum to 0.9") == 0);
   for (int j = 0; j <= 4; ++j) w[logit_at(3, 1, 1, 4, j)] /= 0.9f;
   CHECK(refusal(tensors_from_memory(logits, &weights, &hidden, "causal")).empty());
   w[logit_at(0, 0, 0, 2, 1)] += 2e-3f;  // beyond float tolerance
@@ -245,4 +246,30 @@ TEST_CASE("hidden values of 1e20 (squares past float's range) give exact norms a
     }
   }
   CHECK(std::abs(snap.embeddings[0].cosine_mean[5 * T + 0] - 1.0) < 1e-12);
+}
+
+TEST_CASE("bfloat16 in memory reads as the float32 of its bits: the same numbers as those float32 values") {
+  const Arrays a = make_arrays();
+  std::vector<std::uint16_t> logits16(a.logits.size()), hidden16(a.hidden.size());
+  std::vector<float> logits32(a.logits.size()), hidden32(a.hidden.size());
+  auto to_bf16 = [](const std::vector<float>& in, std::vector<std::uint16_t>& out, std::vector<float>& back) {
+    for (std::size_t e = 0; e < in.size(); ++e) {
+      std::uint32_t bits;
+      std::memcpy(&bits, &in[e], 4);
+      out[e] = std::uint16_t(bits >> 16);  // truncated: the test needs a bfloat16, not its rounding
+      const std::uint32_t upper = std::uint32_t(out[e]) << 16;
+      std::memcpy(&back[e], &upper, 4);
+    }
+  };
+  to_bf16(a.logits, logits16, logits32);
+  to_bf16(a.hidden, hidden16, hidden32);
+  const TensorMemory l16{logits16.data(), NpyType::bf16, a.logits_shape};
+  const TensorMemory h16{hidden16.data(), NpyType::bf16, a.hidden_shape};
+  const TensorMemory l32{logits32.data(), NpyType::f32, a.logits_shape};
+  const TensorMemory h32{hidden32.data(), NpyType::f32, a.hidden_shape};
+  const nlohmann::json bf16 = snapshot_to_json(analyze_tensors(tensors_from_memory(l16, nullptr, &h16, "causal")));
+  const nlohmann::json f32 = snapshot_to_json(analyze_tensors(tensors_from_memory(l32, nullptr, &h32, "causal")));
+  CHECK(bf16["layers"] == f32["layers"]);
+  CHECK(bf16["embeddings"] == f32["embeddings"]);
+  CHECK(weights_sum_tolerance(NpyType::bf16) > weights_sum_tolerance(NpyType::f16));
 }

@@ -58,7 +58,11 @@ def test_to_dict_is_the_cli_json_bit_for_bit(cli, settings, family):
     if family == "random_weights":
         assert result.embeddings is not None and result.layers[0] is result.embeddings
         assert len(result.layers[2].heads) == 2
-        assert result.layers[2].heads[1].rp == expected["layers"][1]["heads"][1]["rp"]
+        # Heads numbered 1..H, as the JSON's "head" key and the window's head slider number them.
+        assert result.layers[2].heads[2].rp == expected["layers"][1]["heads"][1]["rp"]
+        assert expected["layers"][1]["heads"][1]["head"] == 2 and result.layers[2].heads[2].number == 2
+        with pytest.raises(IndexError, match="numbered 1..2"):
+            result.layers[2].heads[0]
     with pytest.raises(IndexError, match="no layer 3"):
         result.layers[3]
 
@@ -116,7 +120,7 @@ def test_wrong_types_raise_type_error(settings):
 def test_unknown_keyword_and_help():
     with pytest.raises(TypeError, match="unexpected keyword argument 'alpah'.*alpha"):
         maskscope.run(alpah=0.5)
-    assert "alpha: input anisotropy [0, 1] (default 0.5)" in maskscope.run.__doc__
+    assert "alpha : float, default 0.5\n    input anisotropy [0, 1] (--model parameter_free only)." in maskscope.run.__doc__
     import inspect
     assert inspect.signature(maskscope.run).parameters["samples"].default == 100000
     # Python values of every kind, as the CLI reads their text: numpy scalars, booleans for 0/1 settings.
