@@ -13,6 +13,7 @@
 #include "core/model/input_file.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/model/strict_number.hpp"
+#include "core/model/token_file.hpp"
 #include "core/model/version.hpp"
 
 namespace maskscope {
@@ -197,6 +198,15 @@ CheckpointConfig parse_checkpoint_config(const nlohmann::json& j, const std::str
     m.weights = WeightsMode::fixed;
     s = m;
   }
+  if (const auto* t = find_key(j, "training"); t && t->is_object()) {
+    if (const auto* task = find_key(*t, "task"); task && task->is_string() && !task->get<std::string>().empty()) {
+      const std::string file = "zuo-" + task->get<std::string>();
+      const std::vector<std::string> shipped = builtin_token_files();
+      if (std::find(shipped.begin(), shipped.end(), file) == shipped.end())
+        fail("training.task '" + printable(task->get<std::string>()) + "' is not one of the tasks");
+      c.task = task->get<std::string>();
+    }
+  }
   s.vocab = c.vocab_rows - (s.fixed_first_token() ? 1 : 0);
   if (s.vocab < 1) fail("vocab_size " + std::to_string(c.vocab_rows) + " leaves no token beside BOS");
   if (s.rope() && s.head_width() % 2 != 0) fail("RoPE needs an even head width n_embd / n_head");
@@ -280,6 +290,13 @@ std::vector<SettingError> apply_checkpoint_settings(Settings& s, const std::func
     fixed[key] = theirs[key];  // the config wins, so that validate() does not name the key again
   }
   settings_from_json(fixed, s, "checkpoint config.json");
+  if (!c->task.empty() && s.tokens.empty() && !(given && (given("tokens") || given("n")))) {
+    s.tokens = "builtin:zuo-" + c->task;
+    s.tokens_format = TokensFormat::chars;
+    try {
+      s.n = load_token_sequences(s.tokens, s.tokens_format)->length + (s.fixed_first_token() ? 1 : 0);
+    } catch (const std::exception& e) { errors.push_back({"tokens", e.what()}); }
+  }
   return errors;
 }
 

@@ -44,6 +44,9 @@ struct CheckpointConfig {
   std::int64_t vocab_rows = 0;  // rows of transformer.wte: vocab, + 1 with a BOS token (first_token fixed, id vocab)
   bool gelu_tanh = true;        // activation_function gelu_new (tanh form, GPT-2's default); false: gelu (erf)
   bool written_by_maskscope = false;  // it has the "maskscope" object
+  // A run folder of `maskscope-cli train` on one of Zuo et al.'s tasks (config.json's training.task): its
+  // evaluation prompts (builtin:zuo-TASK) are the inputs a run of the checkpoint reads unless tokens are given.
+  std::string task;
 };
 // Parses a config.json; `name` names it in messages. Throws std::runtime_error for another model_type, a missing or
 // out-of-range size, an activation, epsilon or layout maskscope does not compute (n_inner other than 4 n_embd,
@@ -59,7 +62,9 @@ nlohmann::json checkpoint_config_json(const Settings& s, int n_positions, bool g
 // rope, rope_scramble, pos_embedding, first_token and the initialization's keys (provenance).
 std::span<const char* const> checkpoint_model_keys();
 
-// Sets s's model settings from s.checkpoint's config.json. A key for which `given(key)` is true (the user set it)
+// Sets s's model settings from s.checkpoint's config.json. With a task's run folder and neither tokens nor n given,
+// the inputs are the task's evaluation prompts (tokens builtin:zuo-TASK as characters, n their length, + 1 with
+// BOS). A key for which `given(key)` is true (the user set it)
 // and whose value differs is an error naming both values; the others are set. Errors name "checkpoint" or the key.
 // Nothing happens without a checkpoint.
 std::vector<SettingError> apply_checkpoint_settings(Settings& s, const std::function<bool(std::string_view)>& given);

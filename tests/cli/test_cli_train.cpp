@@ -1,6 +1,7 @@
 // maskscope-cli train: the same bytes for any thread count, and bad input refused with exit 2 naming the flag,
 // before anything is written into the folder.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <string>
@@ -26,6 +27,25 @@ TEST_CASE("train: 1 and 2 threads write the same checkpoint and state bytes") {
     CHECK(!a.empty());
     CHECK(a == slurp(work("train2") + "/" + name));
   }
+}
+
+TEST_CASE("run --checkpoint on a task's run folder reads the task's evaluation prompts unless tokens or n are given") {
+  fs::remove_all(work("train_inputs"));
+  REQUIRE(cli(kTrain + " --threads 1 --out " + work("train_inputs")).code == 0);
+  Result r = cli("run --checkpoint " + work("train_inputs") + " --samples 16 --threads 1 --quiet --out " +
+                 work("train_inputs.json"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  nlohmann::json c = read_json(work("train_inputs.json"))["config"];
+  CHECK(c["tokens"] == "builtin:zuo-addition");
+  CHECK(c["tokens_format"] == "chars");
+  CHECK(c["n"] == 8);  // "123+456=" (assets/tokens/zuo-addition.txt)
+  // Given inputs win: uniform ids at the n asked for.
+  r = cli("run --checkpoint " + work("train_inputs") + " --n 5 --samples 16 --threads 1 --quiet --out " +
+          work("train_inputs.json"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  c = read_json(work("train_inputs.json"))["config"];
+  CHECK(c["n"] == 5);
+  CHECK(c["tokens"].is_null());
 }
 
 TEST_CASE("train: bad flags exit 2 naming the flag and its range, and leave the folder alone") {
