@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Checks that core/'s folders include only from folders below them (docs/ARCHITECTURE.md):
-#   random -> model -> stats -> kernel -> formats -> run
+#   random -> model -> stats -> kernel -> formats -> train -> run
 # and that core/ includes no OpenGL or ImGui header. Prints every offending include; exit 1 if any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-order=(random model stats kernel formats run)
+order=(random model stats kernel formats train run)
 rank() { local i; for i in "${!order[@]}"; do [ "${order[$i]}" = "$1" ] && { echo "$i"; return; }; done; echo -1; }
 bad=0
 for dir in "${order[@]}"; do

@@ -17,6 +17,8 @@
 #include "core/run/resources.hpp"
 #include "core/run/runner.hpp"
 #include "core/run/sweep.hpp"
+#include "core/random/random_stream.hpp"
+#include "core/train/trainer.hpp"
 
 namespace maskscope::cli {
 
@@ -24,6 +26,8 @@ CLI::App* add_bench(CLI::App& app, BenchFlags& b) {
   auto* bench = app.add_subcommand("bench", "samples/s of the reference configurations");
   bench->add_option("--threads", b.threads_text, "worker threads [0, 256]; 0 = all cores")->capture_default_str();
   bench->add_option("--seconds", b.seconds_text, "seconds per configuration [0.01, 600]")->capture_default_str();
+  bench->add_flag("--training", b.training_only, "only the training lines (tokens/s of the training engine)")
+      ->disable_flag_override();
   return bench;
 }
 
@@ -44,6 +48,48 @@ double ms_to_first_picture(const Run& run, std::chrono::steady_clock::time_point
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Training tokens/s (docs/performance.md, "Training"): Trainer::train_step on random ids at Zuo et al.'s shape
+// (d 384, 6 layers, 6 heads, n 22, batch 64) and a small one (d 128, 6 layers, 4 heads), for `seconds` each after
+// one warm-up step. tools/train_bench_torch.py times PyTorch on the same model, batch and threads beside it.
+void bench_training(int threads, double seconds) {
+  struct Shape {
+    const char* name;
+    int d, heads;
+  };
+  for (Shape shape : {Shape{"train_zuo_n22_d384_H6_L6_batch64", 384, 6}, Shape{"train_small_n22_d128_H4_L6_batch64", 128, 4}}) {
+    Settings s;
+    s.model = Model::random_weights;
+    s.weights = WeightsMode::fixed;
+    s.n = 22;
+    s.d = shape.d;
+    s.heads = shape.heads;
+    s.layers = 6;
+    s.vocab = 96;
+    s.gamma = 1.0;
+    s.threads = threads;
+    const int batch = 64, workers = resolved_threads(s);
+    train::Trainer trainer(s, train::OptimizerSettings{}, batch, workers);
+    TokenBatch b;
+    b.rows = batch;
+    b.n = s.n;
+    SampleStream rng(1, 0);
+    for (int e = 0; e < batch * s.n; ++e) b.tokens.push_back(std::int32_t(rng.next() % 96));
+    for (int e = 0; e < batch * s.n; ++e) b.targets.push_back(e % s.n == s.n - 1 ? -1 : b.tokens[std::size_t(e) + 1]);
+    trainer.train_step(b);  // warm-up: buffers, Eigen's blockings
+    const auto t0 = std::chrono::steady_clock::now();
+    int steps = 0;
+    double elapsed = 0;
+    do {
+      trainer.train_step(b);
+      ++steps;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } while (elapsed < seconds);
+    std::printf("%-42s %12.1f tokens/s  (%d steps in %.2f s, %.3f s/step, %d threads)\n", shape.name,
+                double(steps) * batch * s.n / elapsed, steps, elapsed, elapsed / steps, workers);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 // Samples/s of the reference configurations (issue 2's two, the random-weight network at the papers'
@@ -58,6 +104,12 @@ int cmd_bench(BenchFlags& b) {
   convert_flag(errors, "seconds",
                [&] { b.seconds = real_number("seconds", number_from_text("seconds", b.seconds_text), 0.01, 600); });
   if (!errors.empty()) return report_invalid(errors);
+  if (b.training_only) {
+    Settings t;
+    t.threads = b.threads;
+    bench_training(resolved_threads(t), b.seconds);
+    return 0;
+  }
   struct Case {
     const char* name;
     Settings s;
@@ -247,6 +299,7 @@ int cmd_bench(BenchFlags& b) {
         state->points.size(), static_cast<long long>(samples), state->stages, resolved_threads(s));
     std::fflush(stdout);
   }
+  bench_training(threads, b.seconds);
   return 0;
 }
 

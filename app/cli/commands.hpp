@@ -74,11 +74,22 @@ struct ProbeFlags {
 CLI::App* add_probe(CLI::App& app, ProbeFlags& f);
 int cmd_probe(ProbeFlags& f, const CLI::App& cmd);
 
+// train: the training engine on a task or a token file (cmd_train.cpp, docs/model.md "Training"). Its own flags
+// as text, converted strictly; the model's are the setting flags.
+struct TrainFlags {
+  RunFlags run;  // every setting flag, --out (the run folder), --quiet
+  std::string task, steps, batch, lr, warmup, weight_decay, grad_clip, eval_every, checkpoint_every, eval_sequences;
+  std::string resume;
+};
+CLI::App* add_train(CLI::App& app, TrainFlags& f);
+int cmd_train(TrainFlags& f, const CLI::App& cmd);
+
 // bench: samples/s of the reference configurations (cmd_bench.cpp).
 struct BenchFlags {
   std::string threads_text = "0", seconds_text = "3";
   int threads = 0;
   double seconds = 3.0;
+  bool training_only = false;  // --training: the training lines alone
 };
 CLI::App* add_bench(CLI::App& app, BenchFlags& b);
 int cmd_bench(BenchFlags& b);

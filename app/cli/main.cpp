@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   ms::cli::SweepFlags sweep_flags;
   ms::cli::BenchFlags bench_flags;
   ms::cli::ProbeFlags probe_flags;
+  ms::cli::TrainFlags train_flags;
   CLI::App* run = ms::cli::add_run(app, run_flags);
   CLI::App* analyze = ms::cli::add_analyze(app, analyze_flags);
   CLI::App* merge = ms::cli::add_merge(app, merge_flags);
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   CLI::App* sweep = ms::cli::add_sweep(app, sweep_flags);
   CLI::App* bench = ms::cli::add_bench(app, bench_flags);
   CLI::App* probe = ms::cli::add_probe(app, probe_flags);
+  CLI::App* train = ms::cli::add_train(app, train_flags);
 
   try {
     app.parse(argc, argv);
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
     if (*leakage) return ms::cli::cmd_leakage(leakage_flags, *leakage);
     if (*sweep) return ms::cli::cmd_sweep(sweep_flags, *sweep, mpi);
     if (*probe) return ms::cli::cmd_probe(probe_flags, *probe);
+    if (*train) return ms::cli::cmd_train(train_flags, *train);
     if (*theory) return ms::cli::cmd_theory(theory_flags, *theory);
     if (*bench) return ms::cli::cmd_bench(bench_flags);
   } catch (const std::bad_alloc&) {

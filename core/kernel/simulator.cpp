@@ -11,6 +11,7 @@
 #include <limits>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "core/model/cost.hpp"
 #include "core/random/random_stream.hpp"
@@ -237,10 +238,11 @@ KernelArgs make_args(const Settings& s, const InputBasis& basis, const KeyRanges
 }
 }  // namespace
 
-Simulator::Simulator(const Settings& s, bool explicit_inputs, Kernel kernel)
+Simulator::Simulator(const Settings& s, bool explicit_inputs, Kernel kernel, std::shared_ptr<const Network> network)
     : s_(s), basis_(input_basis(s, explicit_inputs)), layout_(accum_layout(s)), keys_(key_ranges(s)) {
   if (s.random_weights()) {
-    random_weights_ = std::make_unique<RandomWeightsModel>(s_, keys_, layout_, kernel != Kernel::per_sample);
+    random_weights_ =
+        std::make_unique<RandomWeightsModel>(s_, keys_, layout_, kernel != Kernel::per_sample, std::move(network));
     return;
   }
   work_ = std::make_unique<SampleWork>(s.n, basis_, s.stage_grams);

@@ -46,7 +46,10 @@ class Simulator {
   using Kernel = KernelChoice;
   // s must be valid. `explicit_inputs` draws all d coordinates even where the reduced basis
   // (InputBasis) applies: the same law, for tests that compare the two.
-  explicit Simulator(const Settings& s, bool explicit_inputs = false, Kernel kernel = Kernel::automatic);
+  // `network`: a given network (trained or loaded, core/train/) in place of the one fixed weights draw from
+  // s.weight_seed; s.weights must be fixed and the network must have s's shape.
+  explicit Simulator(const Settings& s, bool explicit_inputs = false, Kernel kernel = Kernel::automatic,
+                     std::shared_ptr<const Network> network = nullptr);
   bool uses_lanes() const { return lanes_ != nullptr; }
   ~Simulator();
   Simulator(const Simulator&) = delete;

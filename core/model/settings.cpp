@@ -6,6 +6,7 @@
 #include <sstream>
 #include "core/model/threading.hpp"
 
+#include "core/model/checkpoint_config.hpp"
 #include "core/model/token_file.hpp"
 
 namespace maskscope {
@@ -87,7 +88,18 @@ std::vector<SettingError> validate(const Settings& s) {
                          "; valid: pos_std with pos_embedding learned, or no pos_std");
     if (s.vocab >= Limits::vocab_min && s.vocab <= Limits::vocab_max && s.n >= Limits::n_min && s.n <= Limits::n_max)
       for (SettingError& e : check_token_file(s)) errors.push_back(std::move(e));
+    if (s.step < Limits::step_min || s.step > Limits::step_max)
+      add("step",
+          "step = " + std::to_string(s.step) + " is out of range; valid: -1 (the last) or an integer in [0, 10^12]");
+    else if (!s.from_checkpoint() && s.step != -1)
+      add("step", "step picks a checkpoint of a run folder; set checkpoint, or step -1");
+    else if (s.from_checkpoint() && s.weights != WeightsMode::fixed)
+      add("checkpoint", "a checkpoint is one network: it needs weights fixed");
+    else
+      for (SettingError& e : check_checkpoint(s)) errors.push_back(std::move(e));
   } else {
+    if (s.from_checkpoint())
+      add("checkpoint", "a checkpoint is a random-weight-family network (GPT-2 layout); use model random_weights");
     if (s.heads != 1)
       add("heads", "the parameter-free model has one head (heads = " + std::to_string(s.heads) +
                        "); use model random_weights for several heads");
@@ -309,6 +321,13 @@ const SettingInfo kSettings[] = {
      nullptr, "token format",
      "ids: whole numbers separated by spaces. chars: every character is a token, id = ASCII code - 32 "
      "(vocab 95 covers all)."},
+    {"checkpoint", "checkpoint", K::text, &Settings::checkpoint, {}, kU64, kU64, kRW,
+     nullptr, W::text_input,
+     "random_weights: a trained or GPT-2-layout network: FILE.safetensors (config.json beside it) or a run folder "
+     "DIR (its last step-NNNNNN.safetensors; DIR@STEP or --step for another); its config.json sets the model "
+     "settings; empty = a drawn network"},
+    {"step", "step", K::whole, &Settings::step, {}, double(Limits::step_min), double(Limits::step_max), kRW, nullptr,
+     W::input, "the checkpoint's step in a run folder [0, 1e12]; -1 = the last"},
     {"samples", "samples", K::whole, &Settings::samples, {}, double(Limits::samples_min),
      double(Limits::samples_max), {}, "--samples is each point's cap", W::log_slider,
      "Monte Carlo samples [1, 1e12]"},

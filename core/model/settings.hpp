@@ -122,6 +122,12 @@ struct Settings {
   // The Gram matrices E[<s_i, s_j>] and E[cos(s_i, s_j)] of every stage of each layer's forward pass
   // (stages.hpp, docs/model.md section 12): n^2 d per stage and sample, so off unless asked for.
   bool stage_grams = false;
+  // A trained or GPT-2-layout network instead of a drawn one (docs/model.md, "Checkpoints"): a .safetensors file
+  // with its config.json beside it, or a run folder (its last step-NNNNNN.safetensors, or `step`; "DIR@STEP" too).
+  // The model settings (d, layers, heads, vocab, norm, gamma, mlp, RoPE, positions, first token) come from its
+  // config.json (checkpoint_config.hpp). Empty: the network is drawn.
+  std::string checkpoint;
+  std::int64_t step = -1;  // a run folder's checkpoint step; -1 = the last
 
   bool operator==(const Settings&) const = default;
 
@@ -131,6 +137,7 @@ struct Settings {
   double position_std() const { return pos_std.value_or(embedding_std()); }
   bool learned_positions() const { return random_weights() && pos_embedding == PosEmbedding::learned; }
   bool fixed_first_token() const { return first_token == FirstToken::fixed; }
+  bool from_checkpoint() const { return !checkpoint.empty(); }
   int head_width() const { return d / std::max(1, heads); }
   // True when these settings give the same numbers as `other` (threads do not change results).
   bool same_simulation(const Settings& other) const;
@@ -152,7 +159,8 @@ struct Limits {
   static constexpr std::int64_t vocab_min = 1, vocab_max = 1'000'000'000LL;
   static constexpr double init_mean_max = 100.0;  // |mu_init|
   static constexpr double init_std_max = 100.0;
-  static constexpr int histograms_max = 4096;  // bins
+  static constexpr int histograms_max = 4096;                                   // bins
+  static constexpr std::int64_t step_min = -1, step_max = 1'000'000'000'000LL;  // checkpoint steps
 };
 
 // The settings descriptor table (after Dear ImGui's GStyleVarInfo): one row per setting with its member,

@@ -69,4 +69,22 @@ void eigen_gemm(const float* A, int rows, int inner, const float* B, int cols, f
                                                                                  cache.get(rows, inner, cols), nullptr);
 }
 
+namespace {
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMap = Eigen::Map<const RowMatrix>;
+using Map = Eigen::Map<RowMatrix>;
+}  // namespace
+
+void eigen_gemm_nt(const float* A, int rows, int inner, const float* B, int cols, float* C, bool accumulate) {
+  fix_blocking();
+  Map c(C, rows, cols);
+  if (!accumulate) c.setZero();
+  c.noalias() += ConstMap(A, rows, inner) * ConstMap(B, cols, inner).transpose();
+}
+
+void eigen_gemm_tn_add(const float* A, int inner, int rows, const float* B, int cols, float* C) {
+  fix_blocking();
+  Map(C, rows, cols).noalias() += ConstMap(A, inner, rows).transpose() * ConstMap(B, inner, cols);
+}
+
 }  // namespace maskscope::rw

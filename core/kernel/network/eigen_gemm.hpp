@@ -17,4 +17,9 @@ bool eigen_gemm_available();
 // on every AVX2 machine and for any split of the samples over threads, processes or shards.
 void eigen_gemm(const float* A, int rows, int inner, const float* B, int cols, float* C);
 
+// The training engine's backward products (core/train/), with the same fixed blocking: C (rows x cols) = A B^T
+// (or += with `accumulate`) for B (cols x inner), and C += A^T B for A (inner x rows), B (inner x cols).
+void eigen_gemm_nt(const float* A, int rows, int inner, const float* B, int cols, float* C, bool accumulate);
+void eigen_gemm_tn_add(const float* A, int inner, int rows, const float* B, int cols, float* C);
+
 }  // namespace maskscope::rw

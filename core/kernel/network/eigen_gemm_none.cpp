@@ -9,5 +9,7 @@ namespace maskscope::rw {
 bool eigen_gemm_available() { return false; }
 
 void eigen_gemm(const float*, int, int, const float*, int, float*) { std::abort(); }
+void eigen_gemm_nt(const float*, int, int, const float*, int, float*, bool) { std::abort(); }
+void eigen_gemm_tn_add(const float*, int, int, const float*, int, float*) { std::abort(); }
 
 }  // namespace maskscope::rw

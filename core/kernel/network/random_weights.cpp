@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/kernel/network/eigen_gemm.hpp"
 #include "core/kernel/network/random_weights_bartlett.hpp"
@@ -237,15 +239,19 @@ MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void lower_rows(const float* C, int n,
 [[gnu::always_inline]] inline void attention(const RwArgs& k, RandomWeightsModel::Work& w, SampleStream& rng,
                                              const Network::Block* block, kernel::LayerMetrics& lm) {
   const int d = k.d;
-  rw::normalize_rows(k, w.x.data(), w.y.data(), std::size_t(k.n));
+  const std::size_t n = std::size_t(k.n);
+  rw::normalize_rows(k, w.x.data(), w.y.data(), n);
   if (k.chi_laws) {
     bartlett_attention(k, w, rng, lm);
     return;
   }
+  if (block) rw::norm_affine(block->ln1_gain, block->ln1_bias, w.y.data(), n, d);  // a trained network's ln_1
   product(k, w, rng, w.y.data(), d, block ? &block->wqkv : nullptr, 3 * d, k.init.mean, k.init.std, w.qkv.data());
+  if (block) rw::add_bias(block->bqkv, w.qkv.data(), n, 3 * d);
   rw::attend(k, w.qkv.data(), w.heads_scratch(), w.s.data(), w.a.data(), w.o.data(), lm);
   product(k, w, rng, w.o.data(), d, block ? &block->wo : nullptr, d, k.init.residual_mean, k.init.residual_std,
           w.att.data());
+  if (block) rw::add_bias(block->bo, w.att.data(), n, d);
   for (std::size_t e = 0; e < w.nd(); ++e) w.hres[e] = k.gamma * w.x[e] + w.att[e];
 }
 
@@ -257,11 +263,16 @@ MASKSCOPE_KERNEL_CLONES [[gnu::noinline]] void lower_rows(const float* C, int n,
     std::copy(w.hres.begin(), w.hres.begin() + std::ptrdiff_t(w.nd()), w.xn.begin());
     return;
   }
-  rw::normalize_rows(k, w.hres.data(), w.z.data(), std::size_t(k.n));
+  const std::size_t n = std::size_t(k.n);
+  rw::normalize_rows(k, w.hres.data(), w.z.data(), n);
+  if (block) rw::norm_affine(block->ln2_gain, block->ln2_bias, w.z.data(), n, d);  // a trained network's ln_2
   product(k, w, rng, w.z.data(), d, block ? &block->w1 : nullptr, 4 * d, k.init.mean, k.init.std, w.u.data());
-  gelu_rows(w.u.data(), 4 * w.nd());
+  if (block) rw::add_bias(block->b1, w.u.data(), n, 4 * d);
+  if (k.net && k.net->activation == Activation::gelu_tanh) rw::gelu_tanh_inplace(w.u.data(), 4 * w.nd());
+  else gelu_rows(w.u.data(), 4 * w.nd());
   product(k, w, rng, w.u.data(), 4 * d, block ? &block->w2 : nullptr, d, k.init.residual_mean, k.init.residual_std,
           w.att.data());
+  if (block) rw::add_bias(block->b2, w.att.data(), n, d);
   for (std::size_t e = 0; e < w.nd(); ++e) w.xn[e] = w.hres[e] + w.att[e];
 }
 
@@ -334,13 +345,15 @@ bool RandomWeightsModel::batched(const Settings& s) {
 }
 
 RandomWeightsModel::RandomWeightsModel(const Settings& s, const KeyRanges& keys, const AccumLayout& layout,
-                                       bool allow_batched)
+                                       bool allow_batched, std::shared_ptr<const Network> network)
     : s_(s),
       keys_(keys),
       layout_(layout),
       batched_(allow_batched && batched(s)),
       work_(std::make_unique<Work>(s.n, s.d, s.heads, batched_ ? fixed_batch_samples(s) : 1)) {
-  if (s.weights == WeightsMode::fixed) network_ = fixed_network(s);
+  if (network && s.weights != WeightsMode::fixed)
+    throw std::invalid_argument("RandomWeightsModel: a given network needs weights fixed");
+  if (s.weights == WeightsMode::fixed) network_ = network ? std::move(network) : fixed_network(s);
   if (!s.tokens.empty()) tokens_ = load_token_sequences(s.tokens, s.tokens_format);  // checked by validate()
   if (s.rope()) rope_ = rope_tables(s.n, s.head_width(), s.rope_base, s.rope_scramble);
   if (rw::bartlett_exact(s)) bartlett_chi_ = rw::bartlett_chi_laws(s.n, s.head_width());

@@ -48,7 +48,13 @@ struct Network {
 // The network of `fixed` weights: drawn once from s.weight_seed (entries N(mu, sigma^2); W_O and
 // W_2 with sigma / sqrt(2 L), the embedding with embed_std, the position table with pos_std) and shared
 // by every worker of a run.
+// With s.checkpoint set it is checkpoint_network(s) instead.
 std::shared_ptr<const Network> fixed_network(const Settings& s);
+
+// The network of s.checkpoint (`run --checkpoint`, docs/model.md "Checkpoints"), loaded once per file version and
+// shared. Defined in core/train/checkpoint.cpp: the one kernel function a layer above implements, found by the
+// linker (maskscope_core holds both), so no include goes up the layers. Throws std::runtime_error naming the file.
+std::shared_ptr<const Network> checkpoint_network(const Settings& s);
 
 // GELU with erf, 0.5 x (1 + erf(x / sqrt 2)) (Hendrycks & Gimpel), as the kernel computes it:
 // erf from Abramowitz & Stegun 7.1.28 (absolute error <= 3e-7). For tests.
@@ -65,8 +71,10 @@ BartlettHeadRows bartlett_head_rows(const std::vector<float>& Y, int n, int inne
 
 class RandomWeightsModel {
  public:
-  // `allow_batched` false keeps a fixed network on the per-sample path (tests compare the two).
-  RandomWeightsModel(const Settings& s, const KeyRanges& keys, const AccumLayout& layout, bool allow_batched = true);
+  // `allow_batched` false keeps a fixed network on the per-sample path (tests compare the two). `network`
+  // (fixed weights only): a trained or loaded network of s's shape instead of fixed_network(s).
+  RandomWeightsModel(const Settings& s, const KeyRanges& keys, const AccumLayout& layout, bool allow_batched = true,
+                     std::shared_ptr<const Network> network = nullptr);
   ~RandomWeightsModel();
   RandomWeightsModel(const RandomWeightsModel&) = delete;
   RandomWeightsModel& operator=(const RandomWeightsModel&) = delete;

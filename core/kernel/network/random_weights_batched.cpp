@@ -56,14 +56,18 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
       if (cancel && l > 0 && cancel->load(std::memory_order_relaxed)) return false;
       const Network::Block& block = k.net->blocks[l];
       // h = gamma x + concat_h(softmax(mask(q_h k_h^T / sqrt(d_h))) v_h) W_O, q | k | v = Norm(x) W_QKV
-      normalize_rows(k, w.x.data() + r0, w.y.data() + r0, std::size_t(hi - lo) * n);
+      const std::size_t active = std::size_t(hi - lo) * n;
+      normalize_rows(k, w.x.data() + r0, w.y.data() + r0, active);
+      norm_affine(block.ln1_gain, block.ln1_bias, w.y.data() + r0, active, d);  // a trained network's ln_1
       eigen_gemm(w.y.data(), int(rows), d, block.wqkv.data(), 3 * d, w.qkv.data());
+      add_bias(block.bqkv, w.qkv.data() + 3 * r0, active, 3 * d);
       for (int t = lo; t < hi; ++t) {
         attend(k, w.qkv.data() + 3 * std::size_t(t) * nd, hs, S(t), A(t), w.o.data() + std::size_t(t) * nd,
                w.metrics[t]);
         if (stages) add_head_stages(k, ss, l, hs, *sums);  // the scratch holds sample t's heads until the next
       }
       eigen_gemm(w.o.data(), int(rows), d, block.wo.data(), d, w.att.data());
+      add_bias(block.bo, w.att.data() + r0, active, d);
       if (stages)  // before the MLP reuses w.att
         for (int t = lo; t < hi; ++t) {
           const std::size_t at = std::size_t(t) * nd;
@@ -81,10 +85,14 @@ bool run_batched(const RwArgs& k, RandomWeightsModel::Work& w, std::uint64_t fir
         for (int t = lo; t < hi; ++t) layer_sums(t, w.att.data() + std::size_t(t) * nd);
       // x' = h + GELU(Norm(h) W_1) W_2
       if (k.mlp) {
-        normalize_rows(k, w.hres.data() + r0, w.z.data() + r0, std::size_t(hi - lo) * n);
+        normalize_rows(k, w.hres.data() + r0, w.z.data() + r0, active);
+        norm_affine(block.ln2_gain, block.ln2_bias, w.z.data() + r0, active, d);
         eigen_gemm(w.z.data(), int(rows), d, block.w1.data(), 4 * d, w.u.data());
-        gelu_inplace(w.u.data() + 4 * r0, 4 * (r1 - r0));
+        add_bias(block.b1, w.u.data() + 4 * r0, active, 4 * d);
+        if (k.net->activation == Activation::gelu_tanh) gelu_tanh_inplace(w.u.data() + 4 * r0, 4 * (r1 - r0));
+        else gelu_inplace(w.u.data() + 4 * r0, 4 * (r1 - r0));
         eigen_gemm(w.u.data(), int(rows), 4 * d, block.w2.data(), d, w.att.data());
+        add_bias(block.b2, w.att.data() + r0, active, d);
         for (std::size_t e = r0; e < r1; ++e) w.xn[e] = w.hres[e] + w.att[e];
       } else {
         std::copy(w.hres.begin() + std::ptrdiff_t(r0), w.hres.begin() + std::ptrdiff_t(r1),

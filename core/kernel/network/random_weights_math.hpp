@@ -2,6 +2,7 @@
 // product and GELU on 8-lane vectors (simd.hpp), always inlined into each of its clones. Internal to core/.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 
@@ -142,6 +143,15 @@ template <int V>
     const f8 x = load(tail);
     store(tail, 0.5f * x * (1.0f + erf8(x * 0.70710678118654752f)));
     std::memcpy(u + k, tail, sizeof(float) * (count - k));
+  }
+}
+
+// GELU's tanh form, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))): GPT-2's "gelu_new", the activation of
+// networks trained with it (Network::activation). Scalar: only loaded and trained networks use it.
+inline void gelu_tanh_inplace(float* u, std::size_t count) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const float x = u[k];
+    u[k] = 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
   }
 }
 

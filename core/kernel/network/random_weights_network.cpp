@@ -100,6 +100,7 @@ std::shared_ptr<const Network> draw_network(const Settings& s) {
 }  // namespace
 
 std::shared_ptr<const Network> fixed_network(const Settings& s) {
+  if (s.from_checkpoint()) return checkpoint_network(s);
   // The workers of a run (and runs of the same network) share one copy while any of them lives.
   using Key =
       std::tuple<std::int64_t, int, int, bool, double, double, double, ResidualMean, std::uint64_t, int, double, bool>;

@@ -71,6 +71,29 @@ inline kernel::LayerArgs layer_args(const RwArgs& k) {
     kernel::normalize_row(k.norm, x + i * k.d, y + i * k.d, k.d, kNormEps, float(k.d));
 }
 
+// A trained or loaded network's optional parameters (Network, random_weights.hpp), absent (empty) in a drawn
+// one, which then keeps its bits: Norm's gain and bias after the normalization, y = g y + b (per column).
+[[gnu::always_inline]] inline void norm_affine(const std::vector<float>& gain, const std::vector<float>& bias, float* y,
+                                               std::size_t n_rows, int d) {
+  if (gain.empty() && bias.empty()) return;
+  for (std::size_t i = 0; i < n_rows; ++i) {
+    float* row = y + i * std::size_t(d);
+    if (!gain.empty())
+      for (int c = 0; c < d; ++c) row[c] *= gain[std::size_t(c)];
+    if (!bias.empty())
+      for (int c = 0; c < d; ++c) row[c] += bias[std::size_t(c)];
+  }
+}
+
+// A linear map's bias, y = x W + b, on n_rows rows of `cols` columns (nothing when b is empty).
+[[gnu::always_inline]] inline void add_bias(const std::vector<float>& b, float* y, std::size_t n_rows, int cols) {
+  if (b.empty()) return;
+  for (std::size_t i = 0; i < n_rows; ++i) {
+    float* row = y + i * std::size_t(cols);
+    for (int c = 0; c < cols; ++c) row[c] += b[std::size_t(c)];
+  }
+}
+
 // RoPE within one head (RoFormer Eq. 34): pair (2p, 2p+1) of token i turns by i theta^(-2p/d_h).
 [[gnu::always_inline]] inline void rotate_head(const RwArgs& k, float* rows) {
   float tmp[2 * Limits::rw_d_max];
@@ -89,14 +112,10 @@ struct HeadScratch {
   const float* zeros;
 };
 
-// One sample's heads from its rows of q | k | v (n x 3d): per head S = mask(q_h k_h^T / sqrt(d_h)),
-// A = softmax(S) (S_heads, A_heads: H blocks of n x n, 8 floats of slack), o = concat_h(A_h v_h) (n x d),
-// and the heads' metrics into lm.
-[[gnu::always_inline]] inline void attend(const RwArgs& k, const float* qkv, const HeadScratch& hs, float* S_heads,
-                                          float* A_heads, float* o, kernel::LayerMetrics& lm) {
-  const int n = k.n, d = k.d, dh = k.dh, H = k.heads;
-  const std::size_t nn = std::size_t(n) * n;
-  for (int h = 0; h < H; ++h)  // head-major copies: head h's q, k, v rows contiguous
+// Head-major copies of one sample's rows of q | k | v (n x 3d): head h's q, k, v rows contiguous in hs.
+[[gnu::always_inline]] inline void split_heads(const RwArgs& k, const float* qkv, const HeadScratch& hs) {
+  const int n = k.n, d = k.d, dh = k.dh;
+  for (int h = 0; h < k.heads; ++h)
     for (int i = 0; i < n; ++i) {
       const float* row = qkv + std::size_t(i) * 3 * d + std::size_t(h) * dh;
       const std::size_t at = (std::size_t(h) * n + i) * dh;
@@ -104,24 +123,42 @@ struct HeadScratch {
       std::memcpy(hs.kh + at, row + d, sizeof(float) * std::size_t(dh));
       std::memcpy(hs.vh + at, row + 2 * d, sizeof(float) * std::size_t(dh));
     }
+}
+
+// Head h of one sample after split_heads: RoPE on its q and k rows (in place), S = mask(q_h k_h^T / sqrt(d_h)),
+// A = softmax(S) (n x n each, 8 floats of slack), and its columns of o = concat_h(A_h v_h) (n x d). The
+// training engine (core/train/) runs the same step and keeps q, k, v and A for its backward pass.
+[[gnu::always_inline]] inline void attend_head(const RwArgs& k, int h, const HeadScratch& hs, float* S, float* A,
+                                               float* o) {
+  const int n = k.n, d = k.d, dh = k.dh;
+  float* qh = hs.qh + std::size_t(h) * n * dh;
+  float* kh = hs.kh + std::size_t(h) * n * dh;
+  const float* vh = hs.vh + std::size_t(h) * n * dh;
+  if (k.rope) {
+    rotate_head(k, qh);
+    rotate_head(k, kh);
+  }
+  for (int i = 0; i < n; ++i)
+    kernel::dot_row(qh + std::size_t(i) * dh, kh, dh, k.lo[i], k.hi[i], k.scale, S + std::size_t(i) * n + k.lo[i]);
+  kernel::softmax(n, k.lo, k.hi, S, A);
+  for (int i = 0; i < n; ++i)
+    simd::weighted_rows(A + std::size_t(i) * n, vh, dh, k.lo[i], k.hi[i], 0.0f, hs.zeros,
+                        o + std::size_t(i) * d + std::size_t(h) * dh);
+}
+
+// One sample's heads from its rows of q | k | v (n x 3d): per head S = mask(q_h k_h^T / sqrt(d_h)),
+// A = softmax(S) (S_heads, A_heads: H blocks of n x n, 8 floats of slack), o = concat_h(A_h v_h) (n x d),
+// and the heads' metrics into lm.
+[[gnu::always_inline]] inline void attend(const RwArgs& k, const float* qkv, const HeadScratch& hs, float* S_heads,
+                                          float* A_heads, float* o, kernel::LayerMetrics& lm) {
+  const std::size_t nn = std::size_t(k.n) * k.n;
+  split_heads(k, qkv, hs);
   kernel::begin_heads(lm);
   const kernel::LayerArgs la = layer_args(k);
-  for (int h = 0; h < H; ++h) {
-    float* qh = hs.qh + std::size_t(h) * n * dh;
-    float* kh = hs.kh + std::size_t(h) * n * dh;
-    const float* vh = hs.vh + std::size_t(h) * n * dh;
+  for (int h = 0; h < k.heads; ++h) {
     float* S = S_heads + std::size_t(h) * nn;
     float* A = A_heads + std::size_t(h) * nn;
-    if (k.rope) {
-      rotate_head(k, qh);
-      rotate_head(k, kh);
-    }
-    for (int i = 0; i < n; ++i)
-      kernel::dot_row(qh + std::size_t(i) * dh, kh, dh, k.lo[i], k.hi[i], k.scale, S + std::size_t(i) * n + k.lo[i]);
-    kernel::softmax(n, k.lo, k.hi, S, A);
-    for (int i = 0; i < n; ++i)
-      simd::weighted_rows(A + std::size_t(i) * n, vh, dh, k.lo[i], k.hi[i], 0.0f, hs.zeros,
-                          o + std::size_t(i) * d + std::size_t(h) * dh);
+    attend_head(k, h, hs, S, A, o);
     kernel::head_metrics(la, h, S, A, lm);
   }
 }

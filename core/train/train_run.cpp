@@ -1,0 +1,324 @@
+// A training run (train_run.hpp): batches, steps, evaluations, checkpoints and the resumable state.
+#include "core/train/train_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "core/formats/atomic_file.hpp"
+#include "core/formats/safetensors.hpp"
+#include "core/kernel/simulator.hpp"
+#include "core/model/checkpoint_config.hpp"
+#include "core/model/input_file.hpp"
+#include "core/model/key_ranges.hpp"
+#include "core/model/settings_text.hpp"
+#include "core/stats/snapshot.hpp"
+#include "core/train/checkpoint.hpp"
+#include "core/train/parameters.hpp"
+
+namespace maskscope::train {
+
+namespace fs = std::filesystem;
+
+std::string state_file_name(std::int64_t step) {
+  char name[64];
+  std::snprintf(name, sizeof name, "state-%06lld.safetensors", static_cast<long long>(step));
+  return name;
+}
+
+nlohmann::json training_json(const TrainRunConfig& c) {
+  return {{"task", c.task},
+          {"tokens", c.tokens},
+          {"tokens_format", std::string(to_string(c.tokens_format))},
+          {"model", settings_to_json(c.model)},
+          {"lr", c.opt.lr},
+          {"min_lr_ratio", c.opt.min_lr_ratio},
+          {"warmup", c.opt.warmup},
+          {"beta1", c.opt.beta1},
+          {"beta2", c.opt.beta2},
+          {"eps", c.opt.eps},
+          {"weight_decay", c.opt.weight_decay},
+          {"grad_clip", c.opt.grad_clip},
+          {"steps", c.steps},
+          {"batch", c.batch},
+          {"eval_every", c.eval_every},
+          {"checkpoint_every", c.checkpoint_every},
+          {"eval_sequences", c.eval_sequences},
+          {"seed", c.seed}};
+}
+
+TrainRunConfig training_from_json(const nlohmann::json& j) {
+  TrainRunConfig c;
+  try {
+    c.task = j.at("task").get<std::string>();
+    c.tokens = j.at("tokens").get<std::string>();
+    const std::string format = j.at("tokens_format").get<std::string>();
+    c.tokens_format = format == "chars" ? TokensFormat::chars : TokensFormat::ids;
+    settings_from_json(j.at("model"), c.model, "training.model");
+    c.opt.lr = j.at("lr").get<double>();
+    c.opt.min_lr_ratio = j.at("min_lr_ratio").get<double>();
+    c.opt.warmup = j.at("warmup").get<std::int64_t>();
+    c.opt.beta1 = j.at("beta1").get<double>();
+    c.opt.beta2 = j.at("beta2").get<double>();
+    c.opt.eps = j.at("eps").get<double>();
+    c.opt.weight_decay = j.at("weight_decay").get<double>();
+    c.opt.grad_clip = j.at("grad_clip").get<double>();
+    c.steps = j.at("steps").get<std::int64_t>();
+    c.opt.decay_steps = c.steps;
+    c.batch = j.at("batch").get<int>();
+    c.eval_every = j.at("eval_every").get<std::int64_t>();
+    c.checkpoint_every = j.at("checkpoint_every").get<std::int64_t>();
+    c.eval_sequences = j.at("eval_sequences").get<int>();
+    c.seed = j.at("seed").get<std::uint64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("config.json's \"training\" object: ") + e.what());
+  }
+  return c;
+}
+
+TrainingData run_data(const TrainRunConfig& c) {
+  auto make = [&](std::int32_t bos) {
+    return c.task.empty() ? make_corpus_data(c.tokens, c.tokens_format, bos)
+                          : make_task_data(task_from_name(c.task), kTaskDataSeed, bos);
+  };
+  TrainingData data = make(-1);
+  if (c.model.fixed_first_token()) data = make(std::int32_t(std::max<std::int64_t>(c.model.vocab, data.vocab)));
+  return data;
+}
+
+Settings run_model(const TrainRunConfig& c, const TrainingData& data) {
+  Settings m = c.model;
+  m.model = Model::random_weights;
+  m.weights = WeightsMode::fixed;
+  m.vocab = std::max<std::int64_t>(c.model.vocab, data.vocab);
+  m.n = data.n;
+  m.threads = c.threads;
+  return m;
+}
+
+namespace {
+
+// The evaluation prompts' settings: a task's 256 shipped prompts, or a corpus' own lines, as Settings::tokens.
+Settings evaluation_settings(const TrainRunConfig& c, const Settings& model, const TrainingData& data) {
+  Settings e = model;
+  e.samples = 256;
+  e.seed = 1;
+  if (!c.task.empty()) {
+    e.n = data.prompt_length;
+    e.tokens = task_evaluation_tokens(task_from_name(c.task));
+    e.tokens_format = TokensFormat::chars;
+  } else {
+    e.tokens = c.tokens;
+    e.tokens_format = c.tokens_format;
+  }
+  if (const auto errors = validate(e); !errors.empty())
+    throw std::runtime_error("the evaluation prompts: " + errors.front().setting + ": " + errors.front().message);
+  return e;
+}
+
+// Per layer 1..L: adjacency, norm adjacency, RP and the weight on key 0 with their SEs (docs/model.md sections 4,
+// 7, 10) of `net` on the evaluation prompts, through the Simulator (the same numbers as `run --checkpoint`).
+nlohmann::json layer_readings(const Settings& e, std::shared_ptr<const Network> net) {
+  Simulator sim(e, false, Simulator::Kernel::automatic, std::move(net));
+  BlockSums sums;
+  sim.simulate_block(0, e.samples, sums);
+  RunMoments m(sim.layout().total());
+  m.merge(sums);
+  const Snapshot snap = make_snapshot(e, std::move(m), key_ranges(e));
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerStats& l : snap.layers)
+    layers.push_back({{"layer", l.layer},
+                      {"adjacency", l.adjacency.mean},
+                      {"adjacency_se", l.adjacency.se},
+                      {"norm_adjacency", l.norm_adjacency.mean},
+                      {"norm_adjacency_se", l.norm_adjacency.se},
+                      {"rp", l.rp.mean},
+                      {"rp_se", l.rp.se},
+                      {"sink_weight", l.sink_weight.mean},
+                      {"sink_weight_se", l.sink_weight.se}});
+  return layers;
+}
+
+// Test loss and exact-match accuracy over the first `count` test sequences.
+struct TestResult {
+  double loss = 0, accuracy = 0;
+};
+TestResult test_evaluation(Trainer& trainer, const TrainingData& data, int count, int rows) {
+  count = int(std::min<std::int64_t>(count, data.test_rows()));
+  LossSum loss;
+  std::int64_t right = 0;
+  std::vector<std::int32_t> predicted;
+  for (int first = 0; first < count; first += rows) {
+    const TokenBatch b = test_batch(data, first, std::min(rows, count - first));
+    predicted.assign(b.tokens.size(), 0);
+    const LossSum l = trainer.evaluate(b, predicted.data());
+    loss.sum += l.sum;
+    loss.count += l.count;
+    for (int r = 0; r < b.rows; ++r) right += exact_match(b, r, predicted) ? 1 : 0;
+  }
+  return {loss.count ? loss.sum / double(loss.count) : 0.0, count ? double(right) / count : 0.0};
+}
+
+std::string hex(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%a", v);
+  return text;
+}
+
+struct RunningLoss {
+  double sum = 0;
+  std::int64_t count = 0;
+};
+
+void write_state(const std::string& folder, const Trainer& t, const RunningLoss& running) {
+  SafeTensorsFile file;
+  auto add = [&](const std::string& prefix, const Network& net) {
+    for_each_tensor(net, [&](const std::string& name, const std::vector<float>& v, bool) {
+      if (!v.empty()) file.tensors.push_back({prefix + name, {std::int64_t(v.size())}, v});
+    });
+  };
+  add("param.", t.parameters());
+  add("adam_m.", t.optimizer_state().m);
+  add("adam_v.", t.optimizer_state().v);
+  file.metadata = {{"format", "maskscope training state"},
+                   {"step", std::to_string(t.step())},
+                   {"loss_sum", hex(running.sum)},
+                   {"loss_count", std::to_string(running.count)}};
+  std::string error;
+  if (!write_safetensors(folder + "/" + state_file_name(t.step()), file, error)) throw std::runtime_error(error);
+}
+
+// Loads the last state file of `folder` into t; returns the running loss.
+RunningLoss read_state(const std::string& folder, Trainer& t) {
+  std::int64_t last = -1;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    const std::string name = entry.path().filename().string();
+    long long step = -1;
+    if (std::sscanf(name.c_str(), "state-%lld.safetensors", &step) == 1 && name == state_file_name(step))
+      last = std::max<std::int64_t>(last, step);
+  }
+  if (last < 0) throw std::runtime_error("--resume: " + folder + " holds no state-NNNNNN.safetensors to resume from");
+  const std::string path = folder + "/" + state_file_name(last);
+  const SafeTensorsFile file = read_safetensors(path);
+  auto load = [&](const std::string& prefix, Network& net) {
+    for_each_tensor(net, [&](const std::string& name, std::vector<float>& v, bool) {
+      if (v.empty()) return;
+      const SafeTensor* found = file.find(prefix + name);
+      if (!found || found->data.size() != v.size())
+        throw std::runtime_error(path + ": tensor " + prefix + name + " missing or of another size");
+      v = found->data;
+    });
+  };
+  load("param.", t.parameters());
+  load("adam_m.", t.optimizer_state().m);
+  load("adam_v.", t.optimizer_state().v);
+  try {
+    t.optimizer_state().step = std::stoll(file.metadata.at("step"));
+    RunningLoss running;
+    running.sum = std::strtod(file.metadata.at("loss_sum").c_str(), nullptr);
+    running.count = std::stoll(file.metadata.at("loss_count"));
+    if (t.optimizer_state().step != last) throw std::runtime_error("its step differs from its name");
+    return running;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": metadata: " + e.what());
+  }
+}
+
+}  // namespace
+
+std::int64_t run_training(const TrainRunConfig& c, bool resume, const std::atomic<bool>* stop,
+                          const std::function<void(const TrainProgress&)>& progress) {
+  using clock = std::chrono::steady_clock;
+  const TrainingData data = run_data(c);
+  const Settings model = run_model(c, data);
+  const Settings eval = evaluation_settings(c, model, data);
+  OptimizerSettings opt = c.opt;
+  opt.decay_steps = c.steps;
+  Trainer trainer(model, opt, c.batch, c.threads);
+  const std::string folder = c.out;
+  const std::string log_path = folder + "/log.jsonl";
+  std::vector<std::string> log_lines;
+  RunningLoss running;
+  const nlohmann::json extra = {{"training", training_json(c)}};
+  auto checkpoint = [&] {
+    std::string error;
+    const auto net = trainer.parameters();
+    if (!save_checkpoint(folder + "/" + checkpoint_file_name(trainer.step()), net, model, error, extra))
+      throw std::runtime_error(error);
+    write_state(folder, trainer, running);
+  };
+  auto write_log = [&] {
+    std::string text;
+    for (const std::string& line : log_lines) text += line + "\n";
+    std::string error;
+    if (!write_file_atomic(log_path, text, error)) throw std::runtime_error(error);
+  };
+  double last_accuracy = -1;
+  auto evaluate = [&](double tokens_per_s) {
+    const TestResult test = test_evaluation(trainer, data, c.eval_sequences, c.batch);
+    last_accuracy = test.accuracy;
+    nlohmann::json line = {{"step", trainer.step()},
+                           {"train_loss", running.count ? nlohmann::json(running.sum / double(running.count))
+                                                        : nlohmann::json(nullptr)},
+                           {"test_loss", test.loss},
+                           {"test_accuracy", test.accuracy},
+                           {"lr", learning_rate(opt, std::max<std::int64_t>(0, trainer.step() - 1))},
+                           {"tokens_per_s", tokens_per_s},
+                           {"layers", layer_readings(eval, std::make_shared<Network>(trainer.parameters()))}};
+    log_lines.push_back(line.dump());
+    running = {};
+    write_log();
+  };
+  if (resume) {
+    running = read_state(folder, trainer);
+    std::string text, why;
+    if (fs::exists(log_path)) {
+      if (!read_input_file(log_path, 1ull << 30, "the log", text, why)) throw std::runtime_error(why);
+      std::istringstream in(text);
+      for (std::string line; std::getline(in, line);) {
+        if (line.empty()) continue;
+        const auto j = nlohmann::json::parse(line, nullptr, false);
+        if (!j.is_discarded() && j.contains("step") && j["step"].get<std::int64_t>() <= trainer.step())
+          log_lines.push_back(line);
+      }
+    }
+  } else {
+    fs::create_directories(folder);
+    checkpoint();
+    evaluate(0.0);
+  }
+  auto since = clock::now();
+  std::int64_t steps_since = 0;
+  bool stopped = false;
+  while (trainer.step() < c.steps) {
+    if (stop && stop->load()) {
+      stopped = true;
+      break;
+    }
+    const TokenBatch batch = train_batch(data, c.seed, std::uint64_t(trainer.step()), c.batch);
+    const StepResult r = trainer.train_step(batch);
+    running.sum += r.loss;
+    ++running.count;
+    ++steps_since;
+    const double seconds = std::chrono::duration<double>(clock::now() - since).count();
+    const double tokens_per_s = seconds > 0 ? double(steps_since) * c.batch * data.n / seconds : 0.0;
+    const std::int64_t step = trainer.step();
+    if (step % c.eval_every == 0 || step == c.steps) {
+      evaluate(tokens_per_s);
+      since = clock::now();
+      steps_since = 0;
+    }
+    if (step % c.checkpoint_every == 0 || step == c.steps) checkpoint();
+    if (progress) progress({step, c.steps, r.loss, last_accuracy, tokens_per_s});
+  }
+  if (stopped && trainer.step() % c.checkpoint_every != 0) checkpoint();
+  return trainer.step();
+}
+
+}  // namespace maskscope::train

@@ -1,0 +1,138 @@
+// The training step (trainer.hpp): chunks on worker threads, a fixed summation tree, AdamW.
+#include "core/train/trainer.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "core/train/parameters.hpp"
+
+namespace maskscope::train {
+
+int chunk_count(int rows) { return std::clamp(rows, 1, 8); }
+
+namespace {
+
+int chunk_begin(int rows, int chunks, int c) { return int(std::int64_t(c) * rows / chunks); }
+
+// Runs f(c) for c in [first, last) on up to `threads` threads (c handed out in order; each c's work is its own).
+template <class F>
+void parallel_chunks(int first, int last, int threads, F&& f) {
+  std::atomic<int> next{first};
+  auto work = [&](int worker) {
+    for (int c = next++; c < last; c = next++) f(worker, c);
+  };
+  std::vector<std::thread> pool;
+  const int count = std::min(threads, last - first);
+  for (int t = 1; t < count; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& t : pool) t.join();
+}
+
+// a += b, tensor by tensor.
+void add_into(Network& a, const Network& b) {
+  std::vector<std::vector<float>*> as;
+  std::vector<const std::vector<float>*> bs;
+  for_each_tensor(a, [&](const std::string&, std::vector<float>& v, bool) { as.push_back(&v); });
+  for_each_tensor(b, [&](const std::string&, const std::vector<float>& v, bool) { bs.push_back(&v); });
+  for (std::size_t t = 0; t < as.size(); ++t)
+    for (std::size_t e = 0; e < as[t]->size(); ++e) (*as[t])[e] += (*bs[t])[e];
+}
+
+void set_zero(Network& g) {
+  for_each_tensor(g, [](const std::string&, std::vector<float>& v, bool) { std::fill(v.begin(), v.end(), 0.0f); });
+}
+
+}  // namespace
+
+Trainer::Trainer(const Settings& s, const OptimizerSettings& o, int batch_rows, int threads)
+    : s_(s),
+      opt_(o),
+      batch_rows_(batch_rows),
+      threads_(std::max(1, threads)),
+      chunks_(chunk_count(batch_rows)),
+      params_(initial_network(s)) {
+  if (batch_rows < 1) throw std::invalid_argument("batch must be at least 1");
+  last_chunk_ = chunks_;
+  adam_.m = zeros_like(params_);
+  adam_.v = zeros_like(params_);
+  chunk_grads_.assign(std::size_t(chunks_), zeros_like(params_));
+  chunk_rows_ = (batch_rows + chunks_ - 1) / chunks_;
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::set_chunk_range(int first, int last, ChunkExchange exchange) {
+  first_chunk_ = first;
+  last_chunk_ = last;
+  exchange_ = std::move(exchange);
+}
+
+std::size_t Trainer::memory_bytes(const Settings& s, int batch_rows, int threads) {
+  const std::size_t d = std::size_t(s.d), L = std::size_t(s.layers);
+  const std::size_t per_block = 3 * d * d + d * d + 3 * d + d + 4 * d + (s.mlp ? 8 * d * d + 5 * d + 4 * d : 0);
+  const std::size_t params =
+      (std::size_t(s.vocab) + 1) * d + (s.learned_positions() ? std::size_t(s.n) * d : 0) + L * per_block + 2 * d;
+  const int chunks = chunk_count(batch_rows);
+  const int rows = (batch_rows + chunks - 1) / chunks;
+  const std::size_t workers = std::size_t(std::min(std::max(1, threads), chunks));
+  // parameters, the two moments, one gradient per chunk, a drawn copy while initializing, activations per worker
+  return sizeof(float) * (params * (4 + std::size_t(chunks)) + workers * TrainPass::floats(s, rows));
+}
+
+StepResult Trainer::train_step(const TokenBatch& batch) {
+  if (batch.rows != batch_rows_ || batch.n != s_.n)
+    throw std::invalid_argument("train_step: the batch has " + std::to_string(batch.rows) + " rows of " +
+                                std::to_string(batch.n) + " tokens, the trainer " + std::to_string(batch_rows_) +
+                                " of " + std::to_string(s_.n));
+  std::int64_t count = 0;
+  for (std::int32_t t : batch.targets) count += t >= 0 ? 1 : 0;
+  const float scale = count > 0 ? float(1.0 / double(count)) : 0.0f;
+  const int workers = std::min(threads_, std::max(1, last_chunk_ - first_chunk_));
+  while (int(passes_.size()) < workers) passes_.push_back(std::make_unique<TrainPass>(s_, chunk_rows_));
+  std::vector<LossSum> losses(static_cast<std::size_t>(chunks_));
+  for (Network& g : chunk_grads_) set_zero(g);
+  parallel_chunks(first_chunk_, last_chunk_, workers, [&](int worker, int c) {
+    const int r0 = chunk_begin(batch_rows_, chunks_, c), r1 = chunk_begin(batch_rows_, chunks_, c + 1);
+    const std::size_t at = std::size_t(r0) * std::size_t(s_.n);
+    TrainPass& pass = *passes_[std::size_t(worker)];
+    losses[std::size_t(c)] = pass.forward(params_, batch.tokens.data() + at, batch.targets.data() + at, r1 - r0);
+    pass.backward(params_, scale, chunk_grads_[std::size_t(c)]);
+  });
+  if (exchange_) exchange_(chunk_grads_, losses);
+  // The fixed tree: ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), whatever computed the chunks.
+  for (int stride = 1; stride < chunks_; stride *= 2)
+    for (int c = 0; c + stride < chunks_; c += 2 * stride)
+      add_into(chunk_grads_[std::size_t(c)], chunk_grads_[std::size_t(c + stride)]);
+  double loss_sum = 0;
+  for (const LossSum& l : losses) loss_sum += l.sum;
+  StepResult result;
+  result.loss = count > 0 ? loss_sum / double(count) : 0.0;
+  result.lr = learning_rate(opt_, adam_.step);
+  result.grad_norm = adamw_update(opt_, result.lr, params_, chunk_grads_[0], adam_);
+  return result;
+}
+
+LossSum Trainer::evaluate(const TokenBatch& batch, std::int32_t* predicted) {
+  LossSum total;
+  const int per = chunk_rows_;
+  const int parts = (batch.rows + per - 1) / per;
+  const int workers = std::min(threads_, std::max(1, parts));
+  while (int(passes_.size()) < workers) passes_.push_back(std::make_unique<TrainPass>(s_, chunk_rows_));
+  std::vector<LossSum> losses(static_cast<std::size_t>(parts));
+  parallel_chunks(0, parts, workers, [&](int worker, int c) {
+    const int r0 = c * per, r1 = std::min(batch.rows, r0 + per);
+    const std::size_t at = std::size_t(r0) * std::size_t(batch.n);
+    losses[std::size_t(c)] = passes_[std::size_t(worker)]->forward(
+        params_, batch.tokens.data() + at, batch.targets.data() + at, r1 - r0, predicted ? predicted + at : nullptr);
+  });
+  for (const LossSum& l : losses) {
+    total.sum += l.sum;
+    total.count += l.count;
+  }
+  return total;
+}
+
+}  // namespace maskscope::train
