@@ -2,12 +2,15 @@
 // error reports and output.
 #include "cli_common.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 
 #include "core/formats/atomic_file.hpp"
 #include "core/formats/tensor_analysis.hpp"
+#include "core/kernel/network/random_weights.hpp"
+#include "core/model/checkpoint_config.hpp"
 #include "core/run/partial_sums.hpp"
 #include "core/stats/sample_grid.hpp"
 #include "core/model/settings_text.hpp"
@@ -63,6 +66,17 @@ std::vector<SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) {
     convert_flag(
         errors, sf.flag, [&] { setting_from_text(sf.key, f.text[sf.flag], f.s); }, sf.key);
   }
+  // A checkpoint's config.json sets the model settings (docs/model.md, "Checkpoints"); a flag that contradicts it
+  // is refused naming both values.
+  const bool from_checkpoint = f.s.from_checkpoint();
+  for (SettingError& e : apply_checkpoint_settings(f.s, [&](std::string_view key) {
+         const SettingFlag* row = setting_flag(std::string(key));
+         return row != nullptr && cmd.count(std::string("--") + row->flag) > 0;
+       }))
+    errors.push_back(std::move(e));
+  for (auto& e : errors)
+    for (char& c : e.setting)
+      if (c == '_') c = '-';
   // A flag of the other family would be silently ignored: refuse it instead.
   for (const SettingFlag& sf : setting_flags()) {
     const std::optional<Model> family = setting_family(sf.key);
@@ -72,12 +86,19 @@ std::vector<SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) {
   }
   // The random-weight family's residual strength defaults to 1 (a GPT-2 block), docs/model.md section 7:
   // the one rule every front end applies (settings_text.hpp).
-  apply_family_default_gamma(f.s, was_random_weights, cmd.count("--gamma") > 0);
+  apply_family_default_gamma(f.s, was_random_weights, cmd.count("--gamma") > 0 || from_checkpoint);
   for (auto& e : validate(f.s)) {
     for (char& c : e.setting)
       if (c == '_') c = '-';  // the flag's spelling: init_std -> --init-std
-    errors.push_back(std::move(e));
+    const bool repeated = std::any_of(errors.begin(), errors.end(), [&](const SettingError& earlier) {
+      return earlier.setting == e.setting && earlier.message == e.message;  // a checkpoint's error, found twice
+    });
+    if (!repeated) errors.push_back(std::move(e));
   }
+  // The checkpoint's tensors are read now, so that a corrupt file exits 2 before any work (and stays loaded).
+  if (from_checkpoint && errors.empty()) try {
+      checkpoint_network(f.s);
+    } catch (const std::exception& e) { errors.push_back({"checkpoint", e.what()}); }
   if (cmd.get_option_no_throw("--save-tensors") != nullptr && cmd.count("--save-tensors") > 0) {
     if (f.s.samples > kSaveTensorsMax)
       errors.push_back(

@@ -260,21 +260,24 @@ nlohmann::json checkpoint_config_json(const Settings& s, int n_positions, bool g
 
 std::vector<SettingError> apply_checkpoint_settings(Settings& s, const std::function<bool(std::string_view)>& given) {
   if (s.checkpoint.empty()) return {};
+  const nlohmann::json mine = settings_to_json(s);
+  // The family and the weights mode even when the config cannot be read: the error is about the checkpoint.
+  s.model = Model::random_weights;
+  s.weights = WeightsMode::fixed;
   std::shared_ptr<const CheckpointConfig> c;
   try {
     c = load_checkpoint_config(locate_checkpoint(s.checkpoint, s.step).config);
   } catch (const std::exception& e) { return {{"checkpoint", e.what()}}; }
   std::vector<SettingError> errors;
-  const nlohmann::json mine = settings_to_json(s), theirs = settings_to_json(c->model);
+  const nlohmann::json theirs = settings_to_json(c->model);
   nlohmann::json fixed;
   for (const char* key : kModelKeys) {
     if (given && given(key) && mine[key] != theirs[key]) {
       errors.push_back({key, std::string(key) + " = " + mine[key].dump() +
                                  " contradicts the checkpoint's config.json, " + "which has " + key + " = " +
                                  theirs[key].dump() + "; leave " + key + " unset (the checkpoint sets it)"});
-      continue;
     }
-    fixed[key] = theirs[key];
+    fixed[key] = theirs[key];  // the config wins, so that validate() does not name the key again
   }
   settings_from_json(fixed, s, "checkpoint config.json");
   return errors;

@@ -3,9 +3,11 @@
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <exception>
 #include <optional>
 
+#include "core/model/checkpoint_config.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/run/resources.hpp"
 
@@ -34,6 +36,15 @@ Settings checked_settings(const SettingTexts& given, Problems& problems, bool& g
   Settings s;
   gamma_given = false;
   apply_setting_texts(given, s, problems, &gamma_given);
+  // A checkpoint's config.json sets the model settings; a keyword that contradicts it is refused (the CLI's rule).
+  const bool from_checkpoint = s.from_checkpoint();
+  const std::size_t before_checkpoint = problems.lines.size();
+  for (const SettingError& e : apply_checkpoint_settings(s, [&](std::string_view key) {
+         for (const auto& [name, text] : given)
+           if (setting_key_of(name) == key) return true;
+         return false;
+       }))
+    problems.add(e.setting, e.message);
   // A setting of the other family would be silently ignored: refused, with the CLI's words.
   for (const auto& [name, text] : given) {
     const std::string key = setting_key_of(name);
@@ -42,8 +53,13 @@ Settings checked_settings(const SettingTexts& given, Problems& problems, bool& g
       problems.add(key, "applies to --model " + std::string(to_string(*family)) + " only (this run is --model " +
                             std::string(to_string(s.model)) + ")");
   }
-  apply_family_default_gamma(s, false, gamma_given);
-  for (const SettingError& e : validate(s)) problems.add(e.setting, e.message);
+  apply_family_default_gamma(s, false, gamma_given || from_checkpoint);
+  for (const SettingError& e : validate(s)) {
+    const std::string line = e.setting + ": " + e.message;  // a checkpoint's error is not named twice
+    if (std::find(problems.lines.begin() + std::ptrdiff_t(before_checkpoint), problems.lines.end(), line) ==
+        problems.lines.end())
+      problems.add(e.setting, e.message);
+  }
   return s;
 }
 
