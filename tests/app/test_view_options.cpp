@@ -35,7 +35,7 @@ TEST_CASE("view options: every tab, quantity and option survives JSON and back")
       CHECK(back == v);
       ++checked;
     }
-  CHECK(checked == 9 * int(kQuantityCount));
+  CHECK(checked == 10 * int(kQuantityCount));
   ViewOptions v;
   v.sequential = ColormapId::magma;
   v.diverging = ColormapId::coolwarm;

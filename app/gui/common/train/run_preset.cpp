@@ -18,7 +18,7 @@ nlohmann::json default_training_json() {
   s.model = Model::random_weights;
   s.weights = WeightsMode::fixed;
   s.gamma = 1;
-  s.vocab = 0;
+  s.vocab = 16;  // raised to the data's vocabulary by run_model when it needs more
   s.d = 32;
   s.layers = 2;
   s.heads = 2;
