@@ -16,11 +16,13 @@ import time
 # Debian's python3-torch calls the system BLAS (BLAS_INFO=generic): the reference BLAS gives its GEMMs 3.5 GFLOP/s
 # here, OpenBLAS 40. A fair comparison runs torch on OpenBLAS (libopenblas0-pthread) without making it the system's
 # BLAS for everything else: the script restarts itself with OpenBLAS first on the library path when it is there.
+# OMP_WAIT_POLICY=PASSIVE: torch's OpenMP workers spin-wait by default, which on a shared 2-core machine made its
+# 2-thread steps 10-20x slower than with passive waiting (measured: 244 against 5052 tokens/s at d 128).
 OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
 if os.path.isdir(OPENBLAS) and OPENBLAS not in os.environ.get("LD_LIBRARY_PATH", ""):
     threads = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv else "2"
     env = dict(os.environ, LD_LIBRARY_PATH=OPENBLAS + ":" + os.environ.get("LD_LIBRARY_PATH", ""),
-               OPENBLAS_NUM_THREADS=threads)
+               OPENBLAS_NUM_THREADS=threads, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 import torch
@@ -81,13 +83,14 @@ def torch_tokens_per_s(d, heads, seconds):
         opt.step()
 
     step()  # warm-up
-    t0, steps = time.perf_counter(), 0
+    t0, cpu0, steps = time.perf_counter(), time.process_time(), 0
     while True:
         step()
         steps += 1
         elapsed = time.perf_counter() - t0
         if elapsed >= seconds:
-            return steps * BATCH * N / elapsed, steps, elapsed
+            cpu = time.process_time() - cpu0
+            return steps * BATCH * N / elapsed, steps, elapsed, steps * BATCH * N / cpu
 
 
 def main():
@@ -97,20 +100,22 @@ def main():
     ap.add_argument("--seconds", type=float, default=10.0)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    ours = {}
+    ours, ours_cpu = {}, {}
     out = subprocess.run([args.cli, "bench", "--training", "--threads", str(args.threads), "--seconds",
                           str(args.seconds)], check=True, capture_output=True, text=True).stdout
     for line in out.splitlines():
         parts = line.split()
         if len(parts) > 2 and parts[2] == "tokens/s":
             ours[parts[0]] = float(parts[1])
+            ours_cpu[parts[0]] = float(line.split("threads; ")[1].split()[0])
     blas = "OpenBLAS" if OPENBLAS in os.environ.get("LD_LIBRARY_PATH", "") else "the system BLAS"
     print(f"torch {torch.__version__} on {blas}, {torch.get_num_threads()} threads; maskscope-cli bench --training")
     for name, d, heads in SHAPES:
-        rate, steps, elapsed = torch_tokens_per_s(d, heads, args.seconds)
-        mine = ours.get(name, float("nan"))
-        print(f"{name:40s} maskscope {mine:10.1f} tokens/s   torch {rate:10.1f} tokens/s ({steps} steps in "
-              f"{elapsed:.1f} s)   ratio {mine / rate:.2f}")
+        rate, steps, elapsed, per_cpu = torch_tokens_per_s(d, heads, args.seconds)
+        mine, mine_cpu = ours.get(name, float("nan")), ours_cpu.get(name, float("nan"))
+        print(f"{name:40s} maskscope {mine:8.1f} tokens/s, torch {rate:8.1f} tokens/s ({steps} steps in "
+              f"{elapsed:.1f} s): ratio {mine / rate:.2f};  per CPU-s {mine_cpu:8.1f} against {per_cpu:8.1f}: "
+              f"ratio {mine_cpu / per_cpu:.2f}")
 
 
 if __name__ == "__main__":

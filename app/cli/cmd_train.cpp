@@ -19,6 +19,7 @@
 #include "core/model/settings_text.hpp"
 #include "core/model/strict_number.hpp"
 #include "core/run/resources.hpp"
+#include "core/train/parameters.hpp"
 #include "core/train/train_run.hpp"
 
 namespace maskscope::cli {
@@ -92,7 +93,8 @@ void model_flags(TrainFlags& f, const CLI::App& cmd, std::vector<SettingError>& 
   s.vocab = 0;  // from the data unless given
   for (const SettingFlag& sf : setting_flags()) {
     if (cmd.count(std::string("--") + sf.flag) == 0) continue;
-    convert_flag(errors, sf.flag, [&] { setting_from_text(sf.key, f.run.text[sf.flag], s); }, sf.key);
+    convert_flag(
+        errors, sf.flag, [&] { setting_from_text(sf.key, f.run.text[sf.flag], s); }, sf.key);
   }
   apply_family_default_gamma(s, false, cmd.count("--gamma") > 0);
   if (cmd.count("--model") && s.model != Model::random_weights)
@@ -117,19 +119,20 @@ std::string check_new_folder(const std::string& folder) {
 
 }  // namespace
 
-int cmd_train(TrainFlags& f, const CLI::App& cmd) {
+int cmd_train(TrainFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
   train::TrainRunConfig c;
   std::vector<SettingError> errors;
   const bool resume = cmd.count("--resume") > 0;
   if (resume) {
     for (const CLI::Option* o : cmd.get_options())
-      if (o->count() > 0 && o->get_name() != "--resume" && o->get_name() != "--threads" &&
-          o->get_name() != "--quiet" && o->get_name() != "--help")
-        errors.push_back({o->get_name().substr(2), "cannot be given with --resume (the run continues as " +
-                                                       f.resume + "/config.json describes it; --threads may be given)"});
+      if (o->count() > 0 && o->get_name() != "--resume" && o->get_name() != "--threads" && o->get_name() != "--quiet" &&
+          o->get_name() != "--help")
+        errors.push_back({o->get_name().substr(2), "cannot be given with --resume (the run continues as " + f.resume +
+                                                       "/config.json describes it; --threads may be given)"});
     std::string text, why;
     nlohmann::json j;
-    if (errors.empty() && read_input_file(f.resume + "/config.json", kMaxTextInputBytes, "the run's config", text, why)) {
+    if (errors.empty() &&
+        read_input_file(f.resume + "/config.json", kMaxTextInputBytes, "the run's config", text, why)) {
       j = nlohmann::json::parse(text, nullptr, false);
       if (j.is_discarded() || !j.contains("training")) why = "'" + f.resume + "/config.json' is not a training run's";
       else try {
@@ -190,8 +193,34 @@ int cmd_train(TrainFlags& f, const CLI::App& cmd) {
   const std::uint64_t need = train::Trainer::memory_bytes(model, c.batch, c.threads) +
                              sizeof(std::int32_t) * (data.train.size() + data.test.size());
   if (std::string shortfall = memory_shortfall(need); !shortfall.empty())
-    return report_invalid({{"batch", "this run needs " + shortfall + "; lower --batch, --threads, --d or --layers"}});
-  const bool terminal = !f.run.quiet && isatty(STDERR_FILENO);
+    errors.push_back({"batch", "this run needs " + shortfall + "; lower --batch, --threads, --d or --layers"});
+  // Under mpirun: every rank has checked everything before rank 0 writes anything (a collective as a barrier).
+  if (mpi.active() && mpi_sum(mpi, {errors.empty() ? 0 : 1})[0] > 0 && errors.empty())
+    errors.push_back({"out", "another rank refused the run (its message names the flag)"});
+  if (!errors.empty()) return report_invalid(errors);
+  if (mpi.active()) {
+    // Rank r computes chunks [r C / P, (r + 1) C / P) of each batch; every chunk's gradient and loss then goes from
+    // its rank to all, and every rank sums the chunks in the same tree and updates the same parameters.
+    const int chunks = train::chunk_count(c.batch), P = mpi.size();
+    auto first_of = [=](int r) { return int(std::int64_t(r) * chunks / P); };
+    c.first_chunk = first_of(mpi.rank());
+    c.last_chunk = first_of(mpi.rank() + 1);
+    c.exchange = [&mpi, chunks, P, first_of](std::vector<Network>& grads, std::vector<train::LossSum>& losses) {
+      for (int k = 0; k < chunks; ++k) {
+        int owner = 0;
+        while (owner + 1 < P && first_of(owner + 1) <= k) ++owner;
+        train::for_each_tensor(grads[std::size_t(k)], [&](const std::string&, std::vector<float>& v, bool) {
+          if (!v.empty()) mpi_broadcast(mpi, v.data(), v.size(), owner);
+        });
+        double loss[2] = {losses[std::size_t(k)].sum, double(losses[std::size_t(k)].count)};
+        mpi_broadcast(mpi, loss, 2, owner);
+        losses[std::size_t(k)] = {loss[0], std::int64_t(loss[1])};
+      }
+    };
+    c.agree_stop = [&mpi](bool asked) { return mpi_sum(mpi, {asked ? 1 : 0})[0] > 0; };
+    c.writer = mpi.rank() == 0;
+  }
+  const bool terminal = !f.run.quiet && isatty(STDERR_FILENO) && mpi.rank() == 0;
   std::signal(SIGINT, on_interrupt);
   const auto started = std::chrono::steady_clock::now();
   std::int64_t first_step = -1;
@@ -208,12 +237,13 @@ int cmd_train(TrainFlags& f, const CLI::App& cmd) {
   std::signal(SIGINT, SIG_DFL);
   if (terminal) std::fprintf(stderr, "\n");
   if (reached < c.steps) {
-    if (!f.run.quiet)
+    if (!f.run.quiet && mpi.rank() == 0)
       std::fprintf(stderr, "stopped at step %lld; continue with: maskscope-cli train --resume %s\n",
                    static_cast<long long>(reached), c.out.c_str());
     return 130;
   }
-  if (!f.run.quiet) std::fprintf(stderr, "done: %lld steps into %s\n", static_cast<long long>(reached), c.out.c_str());
+  if (!f.run.quiet && mpi.rank() == 0)
+    std::fprintf(stderr, "done: %lld steps into %s\n", static_cast<long long>(reached), c.out.c_str());
   return 0;
 }
 

@@ -82,7 +82,7 @@ struct TrainFlags {
   std::string resume;
 };
 CLI::App* add_train(CLI::App& app, TrainFlags& f);
-int cmd_train(TrainFlags& f, const CLI::App& cmd);
+int cmd_train(TrainFlags& f, const CLI::App& cmd, const MpiSession& mpi);
 
 // bench: samples/s of the reference configurations (cmd_bench.cpp).
 struct BenchFlags {

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     if (*leakage) return ms::cli::cmd_leakage(leakage_flags, *leakage);
     if (*sweep) return ms::cli::cmd_sweep(sweep_flags, *sweep, mpi);
     if (*probe) return ms::cli::cmd_probe(probe_flags, *probe);
-    if (*train) return ms::cli::cmd_train(train_flags, *train);
+    if (*train) return ms::cli::cmd_train(train_flags, *train, mpi);
     if (*theory) return ms::cli::cmd_theory(theory_flags, *theory);
     if (*bench) return ms::cli::cmd_bench(bench_flags);
   } catch (const std::bad_alloc&) {

@@ -89,6 +89,28 @@ std::vector<std::int64_t> mpi_sum(const MpiSession& mpi, std::vector<std::int64_
   return local;
 }
 
+namespace {
+template <class T>
+void broadcast_values(const MpiSession& mpi, T* data, std::size_t count, int root) {
+#if MASKSCOPE_MPI
+  if (!mpi.active()) return;
+  constexpr std::size_t kChunk = std::size_t(1) << 28;  // values per message, under MPI's int count
+  const MPI_Datatype type = sizeof(T) == sizeof(float) ? MPI_FLOAT : MPI_DOUBLE;
+  for (std::size_t at = 0; at < count; at += kChunk)
+    MPI_Bcast(data + at, int(std::min(kChunk, count - at)), type, root, MPI_COMM_WORLD);
+#else
+  (void)mpi, (void)data, (void)count, (void)root;
+#endif
+}
+}  // namespace
+
+void mpi_broadcast(const MpiSession& mpi, float* data, std::size_t count, int root) {
+  broadcast_values(mpi, data, count, root);
+}
+void mpi_broadcast(const MpiSession& mpi, double* data, std::size_t count, int root) {
+  broadcast_values(mpi, data, count, root);
+}
+
 std::vector<std::string> mpi_gather_text(const MpiSession& mpi, const std::string& mine) {
   std::vector<std::string> all;
 #if MASKSCOPE_MPI

@@ -50,6 +50,11 @@ std::vector<std::int64_t> mpi_sum(const MpiSession& mpi, std::vector<std::int64_
 // Every rank's `mine`, on rank 0 in rank order (every rank calls it; other ranks get nothing back).
 std::vector<std::string> mpi_gather_text(const MpiSession& mpi, const std::string& mine);
 
+// `count` floats (or doubles) at `data` from rank `root` to every rank (every rank calls it; without MPI, nothing).
+// The training engine's chunk gradients (cmd_train.cpp): each chunk's owner sends it to all.
+void mpi_broadcast(const MpiSession& mpi, float* data, std::size_t count, int root);
+void mpi_broadcast(const MpiSession& mpi, double* data, std::size_t count, int root);
+
 // Runs segments `range` of settings `s`, split over the ranks; every rank returns, and rank 0's
 // `out` holds the sum over all ranks. `progress` is called on rank 0 about every 0.5 s.
 // A rank that throws ends the job (MpiSession::abort) with a message naming the rank.

@@ -227,8 +227,19 @@ MASKSCOPE_KERNEL_CLONES void gelu_forward(Activation act, const float* u, float*
   else rw::gelu_inplace(g, count);
 }
 
+// dg *= GELU'(u). The erf form on 8 lanes with the forward pass's erf (A&S 7.1.28) and the kernel's exp: it took
+// 6% of a step with libm's erf and exp per entry.
 MASKSCOPE_KERNEL_CLONES void gelu_backward(Activation act, const float* u, float* dg, std::size_t count) {
-  for (std::size_t e = 0; e < count; ++e) dg[e] *= gelu_derivative(act, u[e]);
+  std::size_t e = 0;
+  if (act == Activation::gelu_erf)
+    for (; e + 8 <= count; e += 8) {
+      const simd::f8 x = simd::load(u + e);
+      const simd::f8 cdf = 0.5f * (1.0f + rw::erf8(x * 0.70710678118654752f));
+      const simd::f8 pdf = 0.3989422804014327f * simd::exp_nonpositive(-0.5f * x * x);
+      const simd::f8 d = simd::load(dg + e) * (cdf + x * pdf);
+      std::memcpy(dg + e, &d, sizeof d);
+    }
+  for (; e < count; ++e) dg[e] *= gelu_derivative(act, u[e]);
 }
 
 }  // namespace

@@ -33,10 +33,12 @@ std::string state_file_name(std::int64_t step) {
 }
 
 nlohmann::json training_json(const TrainRunConfig& c) {
+  Settings model = c.model;
+  model.threads = Settings{}.threads;  // threads do not change a run's bytes, so they are not part of its identity
   return {{"task", c.task},
           {"tokens", c.tokens},
           {"tokens_format", std::string(to_string(c.tokens_format))},
-          {"model", settings_to_json(c.model)},
+          {"model", settings_to_json(model)},
           {"lr", c.opt.lr},
           {"min_lr_ratio", c.opt.min_lr_ratio},
           {"warmup", c.opt.warmup},
@@ -98,7 +100,7 @@ Settings run_model(const TrainRunConfig& c, const TrainingData& data) {
   m.weights = WeightsMode::fixed;
   m.vocab = std::max<std::int64_t>(c.model.vocab, data.vocab);
   m.n = data.n;
-  m.threads = c.threads;
+  m.threads = Settings{}.threads;  // the trainer's threads are its own; the model's settings do not carry them
   return m;
 }
 
@@ -225,28 +227,31 @@ RunningLoss read_state(const std::string& folder, Trainer& t) {
     running.count = std::stoll(file.metadata.at("loss_count"));
     if (t.optimizer_state().step != last) throw std::runtime_error("its step differs from its name");
     return running;
-  } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": metadata: " + e.what());
-  }
+  } catch (const std::exception& e) { throw std::runtime_error(path + ": metadata: " + e.what()); }
 }
 
 }  // namespace
 
-std::int64_t run_training(const TrainRunConfig& c, bool resume, const std::atomic<bool>* stop,
+std::int64_t run_training(const TrainRunConfig& given, bool resume, const std::atomic<bool>* stop,
                           const std::function<void(const TrainProgress&)>& progress) {
   using clock = std::chrono::steady_clock;
-  const TrainingData data = run_data(c);
-  const Settings model = run_model(c, data);
+  const TrainingData data = run_data(given);
+  const Settings model = run_model(given, data);
+  TrainRunConfig c = given;  // with the vocabulary and length the data fixed, as config.json records them
+  c.model.vocab = model.vocab;
+  c.model.n = model.n;
   const Settings eval = evaluation_settings(c, model, data);
   OptimizerSettings opt = c.opt;
   opt.decay_steps = c.steps;
   Trainer trainer(model, opt, c.batch, c.threads);
+  if (c.last_chunk >= 0) trainer.set_chunk_range(c.first_chunk, c.last_chunk, c.exchange);
   const std::string folder = c.out;
   const std::string log_path = folder + "/log.jsonl";
   std::vector<std::string> log_lines;
   RunningLoss running;
   const nlohmann::json extra = {{"training", training_json(c)}};
   auto checkpoint = [&] {
+    if (!c.writer) return;
     std::string error;
     const auto net = trainer.parameters();
     if (!save_checkpoint(folder + "/" + checkpoint_file_name(trainer.step()), net, model, error, extra))
@@ -261,16 +266,20 @@ std::int64_t run_training(const TrainRunConfig& c, bool resume, const std::atomi
   };
   double last_accuracy = -1;
   auto evaluate = [&](double tokens_per_s) {
+    if (!c.writer) {
+      running = {};
+      return;
+    }
     const TestResult test = test_evaluation(trainer, data, c.eval_sequences, c.batch);
     last_accuracy = test.accuracy;
-    nlohmann::json line = {{"step", trainer.step()},
-                           {"train_loss", running.count ? nlohmann::json(running.sum / double(running.count))
-                                                        : nlohmann::json(nullptr)},
-                           {"test_loss", test.loss},
-                           {"test_accuracy", test.accuracy},
-                           {"lr", learning_rate(opt, std::max<std::int64_t>(0, trainer.step() - 1))},
-                           {"tokens_per_s", tokens_per_s},
-                           {"layers", layer_readings(eval, std::make_shared<Network>(trainer.parameters()))}};
+    nlohmann::json line = {
+        {"step", trainer.step()},
+        {"train_loss", running.count ? nlohmann::json(running.sum / double(running.count)) : nlohmann::json(nullptr)},
+        {"test_loss", test.loss},
+        {"test_accuracy", test.accuracy},
+        {"lr", learning_rate(opt, std::max<std::int64_t>(0, trainer.step() - 1))},
+        {"tokens_per_s", tokens_per_s},
+        {"layers", layer_readings(eval, std::make_shared<Network>(trainer.parameters()))}};
     log_lines.push_back(line.dump());
     running = {};
     write_log();
@@ -289,7 +298,7 @@ std::int64_t run_training(const TrainRunConfig& c, bool resume, const std::atomi
       }
     }
   } else {
-    fs::create_directories(folder);
+    if (c.writer) fs::create_directories(folder);
     checkpoint();
     evaluate(0.0);
   }
@@ -297,7 +306,8 @@ std::int64_t run_training(const TrainRunConfig& c, bool resume, const std::atomi
   std::int64_t steps_since = 0;
   bool stopped = false;
   while (trainer.step() < c.steps) {
-    if (stop && stop->load()) {
+    const bool asked = stop && stop->load();
+    if (c.agree_stop ? c.agree_stop(asked) : asked) {
       stopped = true;
       break;
     }

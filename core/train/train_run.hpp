@@ -21,18 +21,25 @@ namespace maskscope::train {
 
 // What a run is: everything that decides its bytes (and the folder and threads, which do not).
 struct TrainRunConfig {
-  Settings model;           // random_weights, weights fixed: the network and its initialization (weight_seed)
-  std::string task;         // a task's name, or empty with `tokens`
-  std::string tokens;       // a token file as a corpus
+  Settings model;      // random_weights, weights fixed: the network and its initialization (weight_seed)
+  std::string task;    // a task's name, or empty with `tokens`
+  std::string tokens;  // a token file as a corpus
   TokensFormat tokens_format = TokensFormat::ids;
-  OptimizerSettings opt;    // decay_steps = steps
+  OptimizerSettings opt;  // decay_steps = steps
   std::int64_t steps = 1000;
   int batch = 64;
   std::int64_t eval_every = 100, checkpoint_every = 1000;
   int eval_sequences = 1000;  // test sequences per evaluation (the first ones of the test set)
   std::uint64_t seed = 1;     // the batches' order (train_batch)
   int threads = 1;
-  std::string out;            // the run folder
+  std::string out;  // the run folder
+  // Several processes (mpirun): this one computes chunks [first_chunk, last_chunk) of each batch (last_chunk -1:
+  // all), `exchange` completes every chunk's gradient on every process (trainer.hpp), `agree_stop` makes the stop
+  // request one answer for all (true if any asked), and only the `writer` evaluates and writes files.
+  int first_chunk = 0, last_chunk = -1;
+  ChunkExchange exchange;
+  std::function<bool(bool)> agree_stop;
+  bool writer = true;
 };
 
 // The keys of config.json's "training" object: the run's identity (a folder holding another is refused).

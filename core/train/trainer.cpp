@@ -31,18 +31,38 @@ void parallel_chunks(int first, int last, int threads, F&& f) {
   for (auto& t : pool) t.join();
 }
 
-// a += b, tensor by tensor.
-void add_into(Network& a, const Network& b) {
-  std::vector<std::vector<float>*> as;
-  std::vector<const std::vector<float>*> bs;
-  for_each_tensor(a, [&](const std::string&, std::vector<float>& v, bool) { as.push_back(&v); });
-  for_each_tensor(b, [&](const std::string&, const std::vector<float>& v, bool) { bs.push_back(&v); });
-  for (std::size_t t = 0; t < as.size(); ++t)
-    for (std::size_t e = 0; e < as[t]->size(); ++e) (*as[t])[e] += (*bs[t])[e];
-}
-
 void set_zero(Network& g) {
   for_each_tensor(g, [](const std::string&, std::vector<float>& v, bool) { std::fill(v.begin(), v.end(), 0.0f); });
+}
+
+// grads[0] = the sum of every chunk's gradient in the fixed tree ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), element
+// by element: the work is cut into blocks of 2^16 entries of a tensor handed to the threads, and each block runs the
+// whole tree, so every entry is summed in the same order whatever thread sums it.
+void tree_sum(std::vector<Network>& grads, int threads) {
+  const int chunks = int(grads.size());
+  std::vector<std::vector<float*>> tensors(grads.size());
+  std::vector<std::size_t> sizes;
+  for (std::size_t c = 0; c < grads.size(); ++c)
+    for_each_tensor(grads[c], [&](const std::string&, std::vector<float>& v, bool) {
+      tensors[c].push_back(v.data());
+      if (c == 0) sizes.push_back(v.size());
+    });
+  struct Block {
+    std::size_t tensor, begin, end;
+  };
+  constexpr std::size_t kBlock = std::size_t(1) << 16;
+  std::vector<Block> blocks;
+  for (std::size_t t = 0; t < sizes.size(); ++t)
+    for (std::size_t b = 0; b < sizes[t]; b += kBlock) blocks.push_back({t, b, std::min(sizes[t], b + kBlock)});
+  parallel_chunks(0, int(blocks.size()), threads, [&](int, int k) {
+    const Block& b = blocks[std::size_t(k)];
+    for (int stride = 1; stride < chunks; stride *= 2)
+      for (int c = 0; c + stride < chunks; c += 2 * stride) {
+        float* a = tensors[std::size_t(c)][b.tensor];
+        const float* o = tensors[std::size_t(c + stride)][b.tensor];
+        for (std::size_t e = b.begin; e < b.end; ++e) a[e] += o[e];
+      }
+  });
 }
 
 }  // namespace
@@ -93,8 +113,10 @@ StepResult Trainer::train_step(const TokenBatch& batch) {
   const int workers = std::min(threads_, std::max(1, last_chunk_ - first_chunk_));
   while (int(passes_.size()) < workers) passes_.push_back(std::make_unique<TrainPass>(s_, chunk_rows_));
   std::vector<LossSum> losses(static_cast<std::size_t>(chunks_));
-  for (Network& g : chunk_grads_) set_zero(g);
+  for (int c = 0; c < chunks_; ++c)  // the chunks another process computes (their gradients arrive by exchange_)
+    if (c < first_chunk_ || c >= last_chunk_) set_zero(chunk_grads_[std::size_t(c)]);
   parallel_chunks(first_chunk_, last_chunk_, workers, [&](int worker, int c) {
+    set_zero(chunk_grads_[std::size_t(c)]);
     const int r0 = chunk_begin(batch_rows_, chunks_, c), r1 = chunk_begin(batch_rows_, chunks_, c + 1);
     const std::size_t at = std::size_t(r0) * std::size_t(s_.n);
     TrainPass& pass = *passes_[std::size_t(worker)];
@@ -103,9 +125,7 @@ StepResult Trainer::train_step(const TokenBatch& batch) {
   });
   if (exchange_) exchange_(chunk_grads_, losses);
   // The fixed tree: ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), whatever computed the chunks.
-  for (int stride = 1; stride < chunks_; stride *= 2)
-    for (int c = 0; c + stride < chunks_; c += 2 * stride)
-      add_into(chunk_grads_[std::size_t(c)], chunk_grads_[std::size_t(c + stride)]);
+  tree_sum(chunk_grads_, threads_);
   double loss_sum = 0;
   for (const LossSum& l : losses) loss_sum += l.sum;
   StepResult result;
