@@ -12,6 +12,7 @@
 #include "core/kernel/network/random_weights.hpp"
 #include "core/model/checkpoint_config.hpp"
 #include "core/run/partial_sums.hpp"
+#include "core/run/resources.hpp"
 #include "core/stats/sample_grid.hpp"
 #include "core/model/settings_text.hpp"
 
@@ -95,8 +96,11 @@ std::vector<SettingError> finish_settings(RunFlags& f, const CLI::App& cmd) {
     });
     if (!repeated) errors.push_back(std::move(e));
   }
-  // The checkpoint's tensors are read now, so that a corrupt file exits 2 before any work (and stays loaded).
-  if (from_checkpoint && errors.empty()) try {
+  // The checkpoint's tensors are read now, so that a corrupt file exits 2 before any work (and stays loaded); not
+  // when even one thread's run would not fit, which the command refuses next without reading them.
+  const std::uint64_t available = available_memory_bytes();
+  const bool fits = available == 0 || estimate_cost(f.s, 1).memory_bytes <= available / 10 * 8;
+  if (from_checkpoint && errors.empty() && fits) try {
       checkpoint_network(f.s);
     } catch (const std::exception& e) { errors.push_back({"checkpoint", e.what()}); }
   if (cmd.get_option_no_throw("--save-tensors") != nullptr && cmd.count("--save-tensors") > 0) {

@@ -7,7 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 # The settings' keys, from the core's settings table in its order.
-SettingKey = Literal['model', 'n', 'd', 'layers', 'alpha', 'norm', 'scale', 'gamma', 'rope', 'rope_scramble', 'mask', 'unit_input', 'heads', 'vocab', 'mlp', 'init_mean', 'init_std', 'embed_std', 'residual_mean', 'hidden', 'weights', 'weight_seed', 'pos_embedding', 'pos_std', 'histograms', 'stage_grams', 'first_token', 'tokens', 'tokens_format', 'samples', 'seed', 'threads']
+SettingKey = Literal['model', 'n', 'd', 'layers', 'alpha', 'norm', 'scale', 'gamma', 'rope', 'rope_scramble', 'mask', 'unit_input', 'heads', 'vocab', 'mlp', 'init_mean', 'init_std', 'embed_std', 'residual_mean', 'hidden', 'weights', 'weight_seed', 'pos_embedding', 'pos_std', 'histograms', 'stage_grams', 'first_token', 'tokens', 'tokens_format', 'checkpoint', 'step', 'samples', 'seed', 'threads']
 SettingRow = Tuple[str, SettingKey, str, str, str, Optional[str], bool, List[str]]
 SettingTexts = Sequence[Tuple[str, str]]
 _Progress = Optional[Callable[..., object]]

@@ -7,6 +7,7 @@
 #include <exception>
 #include <optional>
 
+#include "core/kernel/network/random_weights.hpp"
 #include "core/model/checkpoint_config.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/run/resources.hpp"
@@ -60,6 +61,13 @@ Settings checked_settings(const SettingTexts& given, Problems& problems, bool& g
         problems.lines.end())
       problems.add(e.setting, e.message);
   }
+  // The checkpoint's tensors are read now (the CLI's rule), so that a corrupt file is a ValueError naming the tensor;
+  // not when even one thread's run would not fit (fit_threads_to_memory refuses it without reading them).
+  const std::uint64_t available = available_memory_bytes();
+  if (from_checkpoint && problems.empty() && (available == 0 || estimate_cost(s, 1).memory_bytes <= available / 10 * 8))
+    try {
+      checkpoint_network(s);
+    } catch (const std::exception& e) { problems.add("checkpoint", e.what()); }
   return s;
 }
 

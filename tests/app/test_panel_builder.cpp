@@ -72,7 +72,7 @@ void check_same_panels(const std::vector<PanelData>& a, const std::vector<PanelD
     CHECK(a[k].above == b[k].above);
     CHECK(std::string(a[k].metric_name) == b[k].metric_name);
     CHECK((a[k].metric == b[k].metric || (std::isnan(a[k].metric) && std::isnan(b[k].metric))));
-    CHECK(a[k].max_se == b[k].max_se);
+    CHECK((a[k].max_se == b[k].max_se || (std::isnan(a[k].max_se) && std::isnan(b[k].max_se))));
   }
 }
 }  // namespace

@@ -119,14 +119,17 @@ TEST_CASE("range modes: one large cell swamps 'all' but not 'visible' or 'robust
 }
 
 TEST_CASE("centred ranges are symmetric; an all-zero panel gets the noise scale, not +-0") {
-  PanelData p = triangle(6, [](int i, int j) { return 0.001 * (i - 2 * j); });
+  // SEs far below the spread: structure, stretched to its largest |value| (with SE 0.01 it would be noise only).
+  PanelData p = triangle(
+      6, [](int i, int j) { return 0.001 * (i - 2 * j); }, 1e-5);
   fit_range(p, RangeMode::all, true, false);
   CHECK(p.lo == -p.hi);
   CHECK(p.hi == doctest::Approx(0.005));  // the largest |value|: 0.001 * (5 - 0) and 0.001 * (5 - 10)
   PanelData zero = triangle(
       6, [](int, int) { return 0.0; }, 0.002);
   fit_range(zero, RangeMode::robust, true, false);
-  CHECK(zero.hi == doctest::Approx(0.004));  // 2 SE
+  CHECK(zero.noise_only);
+  CHECK(zero.hi == doctest::Approx(0.008));  // noise only: 4 SE (noise_only_map)
   CHECK(zero.lo == -zero.hi);
   PanelData exact = triangle(
       6, [](int, int) { return 0.0; }, 0.0);

@@ -72,7 +72,7 @@ TEST_CASE("checkpoint: step 0 of a saved drawn network equals run --weights fixe
   for (const Case& c : cases) {
     CAPTURE(c.model_flags);
     const std::string folder = saved_folder("ckpt_step0", drawn(c.positions_and_bos));
-    const std::string common = c.run_flags + " --samples 48 --seed 3 --stage-grams 1 --quiet";
+    const std::string common = c.run_flags + " --samples 48 --seed 3 --stage-grams 1 --histograms 8 --quiet";
     Result r = cli("run " + c.model_flags + " " + common + " --out " + work("drawn.json"));
     REQUIRE_MESSAGE(r.code == 0, r.err);
     r = cli("run --checkpoint " + folder + "@0 " + common + " --out " + work("loaded.json"));
@@ -138,6 +138,11 @@ TEST_CASE("checkpoint: a corrupt checkpoint exits 2 naming the tensor and the fi
   CHECK(r.code == 2);
   CHECK(r.err.find("tensor 'transformer.h.1.attn.c_proj.weight' holds a non-finite value (nan) at index [3, 4]") !=
         std::string::npos);
+  // Memory is estimated before the tensors are read: over the limit, the run is refused without opening them.
+  r = cli_env("MASKSCOPE_MEMORY_LIMIT=20000", "run --checkpoint " + folder + " --n 6 --samples 8 --quiet");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--n: ") != std::string::npos);
+  CHECK(r.err.find("non-finite") == std::string::npos);
   // Truncated.
   REQUIRE(write_file_atomic(path, bytes.substr(0, bytes.size() - 100), error));
   r = cli("run --checkpoint " + folder + " --n 6 --samples 8 --quiet");

@@ -181,7 +181,7 @@ TEST_CASE("sweep refuses bad input: exit 2, the flag and the valid range named, 
   CHECK(r0.err.find('\x1b') == std::string::npos);
   // The valid names of an unknown setting are the settings a sweep can vary: not samples or threads.
   Result r = cli("sweep --quiet --vary bogus=1,2 --samples 10 --out " + path);
-  CHECK(r.err.find("valid: alpha, d,") != std::string::npos);
+  CHECK(r.err.find("valid: alpha, checkpoint, d,") != std::string::npos);
   CHECK(r.err.find("samples") == std::string::npos);
   CHECK(r.err.find("threads") == std::string::npos);
   r = cli("sweep --quiet --vary alpha=0,1 --samples 10 --out " + work("sweep.txt"));

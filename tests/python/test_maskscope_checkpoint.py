@@ -14,7 +14,7 @@ from conftest import cli_message
 D, L, H, V, NPOS = 8, 1, 2, 10, 6
 
 
-def write_checkpoint(folder):
+def write_checkpoint(folder, poison=None):
     """A GPT-2 (learned positions, LayerNorm, gelu_new) laid out as safetensors by hand, with its config.json."""
     rng = np.random.default_rng(3)
     t = {"transformer.wte.weight": rng.normal(size=(V, D)), "transformer.wpe.weight": rng.normal(size=(NPOS, D)),
@@ -25,6 +25,8 @@ def write_checkpoint(folder):
                         ("mlp.c_fc.bias", (4 * D,)), ("mlp.c_proj.weight", (4 * D, D)), ("mlp.c_proj.bias", (D,))]:
         t["transformer.h.0." + name] = (1.0 if name.startswith("ln") and name.endswith("weight") else 0.0) + \
             0.3 * rng.normal(size=shape)
+    if poison:
+        t[poison][1, 2] = np.nan
     header, blobs, at = {"__metadata__": {"format": "pt"}}, [], 0
     for name in sorted(t):
         raw = t[name].astype("<f4").tobytes()
@@ -62,3 +64,10 @@ def test_a_contradicting_keyword_is_refused_naming_both(cli, tmp_path):
     assert cli_message(err, "heads") in str(e.value)
     with pytest.raises(ValueError, match="exceeds the checkpoint's position table"):
         maskscope.run(checkpoint=path, n=7, samples=8)
+
+
+def test_a_corrupt_checkpoint_is_a_value_error_naming_the_tensor(tmp_path):
+    path = write_checkpoint(tmp_path, poison="transformer.h.0.attn.c_proj.weight")
+    with pytest.raises(ValueError, match=r"tensor 'transformer.h.0.attn.c_proj.weight' holds a non-finite value "
+                                         r"\(nan\) at index \[1, 2\]"):
+        maskscope.run(checkpoint=path, n=5, samples=8)

@@ -47,6 +47,37 @@ void transformed(const LayerStats& l, Quantity q, Transform t, int n, std::vecto
   }
 }
 
+bool noise_only_map(const PanelData& p, bool skip_diagonal, double* mean, double* typical_se) {
+  if (p.norms || p.se.size() < p.value.size()) return false;
+  auto shown = [&](std::size_t e) {
+    const bool diagonal = p.n > 0 && e / std::size_t(p.n) == e % std::size_t(p.n);
+    return std::isfinite(p.value[e]) && std::isfinite(p.se[e]) && !(skip_diagonal && diagonal);
+  };
+  // The weighted mean over the cells with a positive SE, and the mean square SE.
+  double sw = 0, swv = 0, sse = 0;
+  std::size_t cells = 0;
+  for (std::size_t e = 0; e < p.value.size(); ++e) {
+    if (!shown(e)) continue;
+    ++cells;
+    sse += p.se[e] * p.se[e];
+    if (p.se[e] > 0) sw += 1 / (p.se[e] * p.se[e]), swv += p.value[e] / (p.se[e] * p.se[e]);
+  }
+  if (cells < 2 || !(sw > 0)) return false;
+  const double m = swv / sw;
+  const double z_max = std::sqrt(2 * std::log(double(cells))) + 2;
+  double chi2 = 0;
+  for (std::size_t e = 0; e < p.value.size(); ++e) {
+    if (!shown(e)) continue;
+    const double d = p.value[e] - m;
+    if (p.se[e] > 0) chi2 += d * d / (p.se[e] * p.se[e]);
+    if (std::fabs(d) > z_max * p.se[e]) return false;  // one cell clearly apart (or an exact value off the mean)
+  }
+  const double dof = double(cells - 1);
+  if (mean) *mean = m;
+  if (typical_se) *typical_se = std::sqrt(sse / double(cells));
+  return chi2 <= dof + 3 * std::sqrt(2 * dof);
+}
+
 void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
   const int n = p.n;
   // Kept between calls: at n 512 these are 2 MiB each, and fresh memory costs the UI thread page
@@ -54,17 +85,19 @@ void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
   thread_local std::vector<double> in_range, scratch;
   in_range.clear();
   double max_se = 0;
+  bool any_se = false;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
       const std::size_t e = std::size_t(i) * n + j;
       const double v = p.value[e];
       if (!std::isfinite(v)) continue;
-      if (e < p.se.size() && std::isfinite(p.se[e])) max_se = std::max(max_se, p.se[e]);
+      if (e < p.se.size() && std::isfinite(p.se[e])) max_se = std::max(max_se, p.se[e]), any_se = true;
       if (mode != RangeMode::all && skip_diagonal && i == j) continue;
       in_range.push_back(v);
     }
   p.centred = centred;
-  p.max_se = max_se;       // the status line asks every frame: not 4 x 262,144 cells a frame at n 512
+  // The status line asks every frame: not 4 x 262,144 cells a frame at n 512. NaN: no finite SE yet.
+  p.max_se = any_se ? max_se : std::numeric_limits<double>::quiet_NaN();
   if (in_range.empty()) {  // nothing to show (or only the diagonal): a neutral range
     p.lo = centred ? -1.0f : 0.0f;
     p.hi = 1.0f;
@@ -98,6 +131,19 @@ void fit_range(PanelData& p, RangeMode mode, bool centred, bool skip_diagonal) {
     }
     p.lo = float(a);
     p.hi = float(b);
+  }
+  // A map of noise only is not stretched over the whole colour range: +-4 typical SEs about its mean (symmetric
+  // about 0 on a centred map), so that its cells read as the near-uniform map they are.
+  double m = 0, se = 0;
+  p.noise_only = !in_range.empty() && noise_only_map(p, skip_diagonal, &m, &se);
+  if (p.noise_only && se > 0) {
+    if (centred) {
+      p.hi = float(std::fabs(m) + 4 * se);
+      p.lo = -p.hi;
+    } else {
+      p.lo = float(m - 4 * se);
+      p.hi = float(m + 4 * se);
+    }
   }
   mark_clipping(p);
 }
@@ -207,15 +253,18 @@ void build_panels(const Snapshot& snap, const ViewOptions& view, std::vector<Pan
 
 double largest_shown_se(const std::vector<PanelData>& panels) {
   double m = 0;
+  bool known = false;  // no panel with a finite SE yet: NaN, which the status line writes as "--" (issue 48)
   for (const auto& p : panels) {
+    if (std::isnan(p.max_se)) continue;  // fit_range found no finite SE
     if (p.max_se >= 0) {
       m = std::max(m, p.max_se);
+      known = true;
       continue;
     }
     for (std::size_t e = 0; e < p.se.size() && e < p.value.size(); ++e)
-      if (std::isfinite(p.value[e]) && std::isfinite(p.se[e])) m = std::max(m, p.se[e]);
+      if (std::isfinite(p.value[e]) && std::isfinite(p.se[e])) m = std::max(m, p.se[e]), known = true;
   }
-  return m;
+  return known ? m : std::numeric_limits<double>::quiet_NaN();
 }
 
 void share_range(std::vector<PanelData*>& panels, bool symmetric) {

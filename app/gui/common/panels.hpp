@@ -24,8 +24,21 @@ struct PanelData {
   double ties = 0;                    // tie fraction of the panel's metric (RP or adjacency)
   const char* metric_name = "";       // the panel's metric (panel_metric): "RP", "adj", "norm adj"
   double metric = 0, metric_se = 0;
-  double max_se = -1;  // the largest finite SE where the value is finite (set by fit_range); -1: not known
+  double max_se =
+      -1;  // the largest finite SE where the value is finite (set by fit_range); -1: not computed, NaN: none
+  // The cells differ by no more than their SEs explain (noise_only_map, docs/window.md): the map is drawn over a
+  // fixed range of +-4 typical SEs about its mean instead of being stretched, and badged "noise only".
+  bool noise_only = false;
 };
+
+// Whether the shown cells of a map (finite values with finite SEs; the diagonal left out when `skip_diagonal`)
+// differ by no more than their SEs explain: with m their inverse-variance weighted mean and N cells,
+// sum ((v - m) / se)^2 <= (N - 1) + 3 sqrt(2 (N - 1)), three standard deviations above the chi-square mean of pure
+// noise, and no cell further than sqrt(2 ln N) + 2 SE from m (the largest of N noise cells rarely passes
+// sqrt(2 ln N)): issue 48 item 6, layer 1 of every run, every layer of a random network. A cell with SE 0 that differs
+// from m is structure; a map of fewer than 2 such cells, or whose SEs are all 0, is not noise only. `mean` and
+// `typical_se` (the root mean square SE) are set when given.
+bool noise_only_map(const PanelData& p, bool skip_diagonal, double* mean = nullptr, double* typical_se = nullptr);
 
 // Sets p.lo / p.hi (and below / above) from p.value by `mode`; `skip_diagonal` leaves the
 // diagonal out of the range (it is hidden, or it is the cosine's constant 1). A centred panel
@@ -60,8 +73,8 @@ PanelMetric panel_metric(const LayerStats& l, Quantity q);
 std::vector<PanelData> build_panels(const Snapshot& snap, const ViewOptions& view);
 // The same into `panels`, reusing its panels' memory.
 void build_panels(const Snapshot& snap, const ViewOptions& view, std::vector<PanelData>& panels);
-// The largest standard error among the shown (finite) cells of `panels` (0 when none): the status
-// line shows it and --screenshot-at-se waits for it.
+// The largest standard error among the shown (finite) cells of `panels`, NaN when no cell has one yet (the status
+// line writes "--", not "0"): the status line shows it and --screenshot-at-se waits for it.
 double largest_shown_se(const std::vector<PanelData>& panels);
 
 // Gives every panel the union of their ranges (symmetric about 0 when `symmetric`) and

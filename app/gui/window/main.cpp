@@ -137,9 +137,11 @@ bool App::frame() {
   ImGui::NewFrame();
   ImGui::SetNextWindowPos(ImVec2(0, 0));
   ImGui::SetNextWindowSize(io.DisplaySize);
+  // Presentation mode shows no menu bar (F5 or Esc leave it; issue 48).
   ImGui::Begin("##root", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoBackground);
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | (views.presenting() ? 0 : ImGuiWindowFlags_MenuBar) |
+                   ImGuiWindowFlags_NoBackground);
   views.draw(ui_scale);
   ImGui::End();
   ImGui::Render();

@@ -88,7 +88,7 @@ void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<P
   const float title_h = spec.title.empty() ? 0 : fh * 1.4f;
   const float ylabel_h = spec.y_label.empty() ? 0 : fh * 1.3f;  // the y label sits above the axis, horizontal
   const ImVec2 p0(origin.x + fh * 0.5f + label_w + 8, origin.y + title_h + ylabel_h + fh * 0.5f);
-  const ImVec2 p1(origin.x + size.x - fh * 0.5f, origin.y + size.y - fh * 2.8f);
+  ImVec2 p1(origin.x + size.x - fh * 0.5f, origin.y + size.y - fh * 2.8f);
   if (p1.x - p0.x < 20 || p1.y - p0.y < 20) {
     ImGui::PopID();
     return;
@@ -98,9 +98,57 @@ void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<P
                   float(p1.y - (y - y0) / (y1 - y0) * (p1.y - p0.y)));
   };
 
+  // The legend: in the corner of the plot that covers no data (points, and the lines between them every few
+  // pixels), else in a column right of the plot, which gives up that width (issue 48: it hid Eq. 42's curves).
+  const bool legend = spec.legend && !series.empty();
+  float legend_w = 0;
+  for (const auto& s : series) legend_w = std::max(legend_w, ImGui::CalcTextSize(s.label.c_str()).x);
+  const ImVec2 box(legend_w + fh * 2.6f, fh * 1.25f * float(series.size()) + 6);
+  auto ink_in = [&](ImVec2 c) {
+    std::size_t inside = 0;
+    auto count = [&](ImVec2 q) {
+      inside += q.x >= c.x - 4 && q.x <= c.x + box.x + 4 && q.y >= c.y - 4 && q.y <= c.y + box.y + 4;
+    };
+    for (const auto& s : series) {
+      bool have_prev = false;
+      ImVec2 prev;
+      for (std::size_t k = 0; k < s.y.size() && k < s.x.size(); ++k) {
+        if (!std::isfinite(s.y[k])) {
+          have_prev = false;
+          continue;
+        }
+        const ImVec2 q = to_px(s.x[k], s.y[k]);
+        count(q);
+        if (have_prev) {
+          const int steps = std::clamp(int(std::hypot(q.x - prev.x, q.y - prev.y) / 3), 1, 400);
+          for (int m = 1; m < steps; ++m) {
+            const float t = float(m) / float(steps);
+            count(ImVec2(prev.x + t * (q.x - prev.x), prev.y + t * (q.y - prev.y)));
+          }
+        }
+        prev = q;
+        have_prev = true;
+      }
+    }
+    return inside;
+  };
+  ImVec2 l0(p0.x + 8, p0.y + 8);
+  if (legend) {
+    std::size_t fewest = std::numeric_limits<std::size_t>::max();
+    for (const ImVec2 c : {ImVec2(p0.x + 8, p0.y + 8), ImVec2(p1.x - 8 - box.x, p1.y - 8 - box.y),
+                           ImVec2(p1.x - 8 - box.x, p0.y + 8), ImVec2(p0.x + 8, p1.y - 8 - box.y)})
+      if (const std::size_t inside = ink_in(c); inside < fewest) fewest = inside, l0 = c;
+    if (fewest > 0 && p1.x - box.x - fh - p0.x > fh * 12) {
+      p1.x -= box.x + fh;
+      l0 = ImVec2(p1.x + fh * 0.6f, p0.y);
+    }
+  }
+
   if (!spec.title.empty()) {
     const ImVec2 ts = ImGui::CalcTextSize(spec.title.c_str());
-    dl->AddText(ImVec2((p0.x + p1.x - ts.x) * 0.5f, origin.y), text_col, spec.title.c_str());
+    // Over the plot, but never beyond the widget's left edge (a legend column narrows the plot).
+    const float tx = std::clamp((p0.x + p1.x - ts.x) * 0.5f, origin.x, std::max(origin.x, origin.x + size.x - ts.x));
+    dl->AddText(ImVec2(tx, origin.y), text_col, spec.title.c_str());
   }
   dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
   for (double t : y_ticks) {
@@ -151,24 +199,7 @@ void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<P
   }
   dl->PopClipRect();
 
-  if (spec.legend && !series.empty()) {
-    float w = 0;
-    for (const auto& s : series) w = std::max(w, ImGui::CalcTextSize(s.label.c_str()).x);
-    // The corner of the plot that covers the fewest data points.
-    const ImVec2 box(w + fh * 2.6f, fh * 1.25f * float(series.size()) + 6);
-    ImVec2 l0(p0.x + 8, p0.y + 8);
-    std::size_t fewest = std::numeric_limits<std::size_t>::max();
-    for (const ImVec2 c : {ImVec2(p0.x + 8, p0.y + 8), ImVec2(p1.x - 8 - box.x, p1.y - 8 - box.y),
-                           ImVec2(p1.x - 8 - box.x, p0.y + 8), ImVec2(p0.x + 8, p1.y - 8 - box.y)}) {
-      std::size_t inside = 0;
-      for (const auto& s : series)
-        for (std::size_t k = 0; k < s.y.size() && k < s.x.size(); ++k) {
-          if (!std::isfinite(s.y[k])) continue;
-          const ImVec2 q = to_px(s.x[k], s.y[k]);
-          inside += q.x >= c.x - 4 && q.x <= c.x + box.x + 4 && q.y >= c.y - 4 && q.y <= c.y + box.y + 4;
-        }
-      if (inside < fewest) fewest = inside, l0 = c;
-    }
+  if (legend) {
     const ImVec2 l1(l0.x + box.x, l0.y + box.y);
     dl->AddRectFilled(l0, l1, ImGui::GetColorU32(ImGuiCol_PopupBg, 0.9f));
     dl->AddRect(l0, l1, grid_col);

@@ -58,6 +58,10 @@ struct HeatChart {
   // Levels: lines where the interpolated values cross them, each labelled once and marked on the colorbar; none
   // when an axis is categorical (nothing lies between two categories).
   std::vector<double> contours;
+  // Per cell, the values' standard errors (as `values`; empty: not known, every contour drawn in full). Given, a
+  // contour is drawn only where its level is crossed by more than 2 SE (significant_contour_segments), the cells
+  // within 2 SE of a level are hatched, and the note says so (issue 48: a line through noise reads as a boundary).
+  std::vector<double> ses;
   std::string note;
 };
 
@@ -91,5 +95,16 @@ bool wants_log_axis(double lo, double hi);
 // cut the line. A saddle (diagonal corners on the same side) joins the pair on the side of the corners' mean.
 std::vector<std::array<double, 4>> contour_segments(const std::vector<double>& xs, const std::vector<double>& ys,
                                                     const std::vector<double>& values, double level);
+// The segments of contour_segments in the grid squares where the level is crossed by more than `k` standard errors:
+// one corner above level + k SE and another below level - k SE (`ses` as `values`; a non-finite SE is never
+// significant). A square whose corners are within k SE of the level on one side gives no line: the data cannot
+// tell on which side of it the level lies.
+std::vector<std::array<double, 4>> significant_contour_segments(const std::vector<double>& xs,
+                                                                const std::vector<double>& ys,
+                                                                const std::vector<double>& values,
+                                                                const std::vector<double>& ses, double level,
+                                                                double k = 2);
+// Whether a value with standard error `se` is within k SE of `level` (a non-finite SE counts as within).
+bool within_se(double value, double se, double level, double k = 2);
 
 }  // namespace maskscope::gui

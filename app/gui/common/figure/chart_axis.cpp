@@ -20,12 +20,6 @@ double AxisMap::coord(double v) const {
 
 double AxisMap::value(double c) const { return scale == AxisScale::log ? std::pow(10.0, c) : c; }
 
-float text_width(const std::string& text, float size) {
-  std::size_t glyphs = 0;
-  for (unsigned char ch : text) glyphs += (ch & 0xC0) != 0x80;  // UTF-8: count lead bytes only
-  return float(glyphs) * size * 0.6f;
-}
-
 void axis_range(const ChartAxis& axis, double dmin, double dmax, double pad, double& lo, double& hi) {
   const bool data = dmin <= dmax;
   if (axis.scale == AxisScale::categorical) {
@@ -154,7 +148,8 @@ ChartFrame frame_rows(float x0, float y0, float x1, float y1, const std::string&
   ChartFrame f;
   f.x0 = x0, f.y0 = y0, f.x1 = x1, f.y1 = y1;
   const float room = std::max(x1 - x0 - 8, 20.0f);
-  if (!title.empty()) f.title_size = std::clamp(kTitleSize * room / text_width(title, kTitleSize), 8.0f, kTitleSize);
+  if (!title.empty())
+    f.title_size = std::clamp(kTitleSize * room / text_width(title, kTitleSize, true), 8.0f, kTitleSize);
   // The note, word by word, in lines that fit the box.
   std::string line;
   for (std::size_t at = 0; at < note.size();) {
@@ -202,7 +197,7 @@ void add_axes(Scene& sc, const ChartFrame& f, const AxisMap& ax, const AxisMap& 
     sc.items.push_back(SceneText{(f.x0 + f.x1) / 2, below, kNoteSize, line, Anchor::middle, false, false, kGrey});
   }
   if (!title.empty()) {
-    const bool over_plot = text_width(title, f.title_size) <= f.px1 - f.px0;
+    const bool over_plot = text_width(title, f.title_size, true) <= f.px1 - f.px0;
     sc.items.push_back(SceneText{over_plot ? (f.px0 + f.px1) / 2 : (f.x0 + f.x1) / 2, f.y0 + 6 + f.title_size,
                                  f.title_size, title, Anchor::middle, false, true, kBlack});
   }

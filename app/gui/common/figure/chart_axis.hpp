@@ -1,5 +1,5 @@
 // The charts' shared parts (internal to chart*.cpp): an axis mapping values to scene coordinates on a linear,
-// log10 or categorical scale, tick choice whose labels fit, text width estimates, and clipping to the plot.
+// log10 or categorical scale, tick choice whose labels fit (text_width: figure_render.hpp), and clipping to the plot.
 #pragma once
 
 #include <array>
@@ -29,9 +29,6 @@ struct Tick {
   double c = 0;  // axis coordinate
   std::string text;
 };
-
-// An estimate of the width of `text` at font size `size` (DejaVu Sans averages about 0.6 em per character).
-float text_width(const std::string& text, float size);
 
 // The range of an axis in axis coordinates: the fixed ends of `axis`, the rest from [dmin, dmax] (finite axis
 // coordinates of the data; dmin > dmax when there is none) padded by `pad` of the span on each side. A categorical
@@ -86,9 +83,11 @@ std::vector<std::vector<Point>> chain_segments(const std::vector<std::array<doub
 Rgba contour_color(const Colormap& cm, double t);
 
 // Draws the contour lines of `values` (grid over the axis coordinates cx, cy) at `levels` into `plot`, each level
-// written once near the middle of its longest line, away from the labels of the levels before it.
+// written once near the middle of its longest line, away from the labels of the levels before it. With `ses` (as
+// `values`), only where a level is crossed by more than 2 SE (significant_contour_segments).
 void add_contours(Scene& sc, const std::vector<double>& cx, const std::vector<double>& cy,
-                  const std::vector<double>& values, const std::vector<double>& levels, const AxisMap& ax,
-                  const AxisMap& ay, const Box& plot, const Colormap& cm, double lo, double hi, float font);
+                  const std::vector<double>& values, const std::vector<double>& ses, const std::vector<double>& levels,
+                  const AxisMap& ax, const AxisMap& ay, const Box& plot, const Colormap& cm, double lo, double hi,
+                  float font);
 
 }  // namespace maskscope::gui::chart_detail

@@ -9,8 +9,12 @@
 
 namespace maskscope::gui {
 
-std::vector<std::array<double, 4>> contour_segments(const std::vector<double>& xs, const std::vector<double>& ys,
-                                                    const std::vector<double>& values, double level) {
+namespace {
+
+// Marching squares over the squares `keep(r, c)` accepts (r, c: the square's bottom-left grid point).
+template <typename Keep>
+std::vector<std::array<double, 4>> squares_segments(const std::vector<double>& xs, const std::vector<double>& ys,
+                                                    const std::vector<double>& values, double level, Keep keep) {
   std::vector<std::array<double, 4>> out;
   const std::size_t nx = xs.size(), ny = ys.size();
   if (nx < 2 || ny < 2 || values.size() < nx * ny || !std::isfinite(level)) return out;
@@ -23,6 +27,7 @@ std::vector<std::array<double, 4>> contour_segments(const std::vector<double>& x
       // Corners counter-clockwise from the bottom left: (r, c), (r, c + 1), (r + 1, c + 1), (r + 1, c).
       const double corner[4] = {v(r, c), v(r, c + 1), v(r + 1, c + 1), v(r + 1, c)};
       if (!std::all_of(corner, corner + 4, [](double x) { return std::isfinite(x); })) continue;  // NaN cuts
+      if (!keep(r, c)) continue;
       bool up[4];
       for (int k = 0; k < 4; ++k) up[k] = corner[k] >= level;
       // Edge k runs from corner k to corner k + 1: bottom, right, top, left.
@@ -51,6 +56,34 @@ std::vector<std::array<double, 4>> contour_segments(const std::vector<double>& x
   return out;
 }
 
+}  // namespace
+
+std::vector<std::array<double, 4>> contour_segments(const std::vector<double>& xs, const std::vector<double>& ys,
+                                                    const std::vector<double>& values, double level) {
+  return squares_segments(xs, ys, values, level, [](std::size_t, std::size_t) { return true; });
+}
+
+bool within_se(double value, double se, double level, double k) {
+  return !std::isfinite(se) || std::fabs(value - level) <= k * std::fabs(se);
+}
+
+std::vector<std::array<double, 4>> significant_contour_segments(const std::vector<double>& xs,
+                                                                const std::vector<double>& ys,
+                                                                const std::vector<double>& values,
+                                                                const std::vector<double>& ses, double level,
+                                                                double k) {
+  const std::size_t nx = xs.size();
+  if (ses.size() < nx * ys.size()) return {};
+  return squares_segments(xs, ys, values, level, [&](std::size_t r, std::size_t c) {
+    bool above = false, below = false;
+    for (const std::size_t g : {r * nx + c, r * nx + c + 1, (r + 1) * nx + c, (r + 1) * nx + c + 1}) {
+      if (within_se(values[g], ses[g], level, k)) continue;
+      (values[g] > level ? above : below) = true;
+    }
+    return above && below;
+  });
+}
+
 namespace chart_detail {
 
 Rgba contour_color(const Colormap& cm, double t) {
@@ -60,12 +93,14 @@ Rgba contour_color(const Colormap& cm, double t) {
 }
 
 void add_contours(Scene& sc, const std::vector<double>& cx, const std::vector<double>& cy,
-                  const std::vector<double>& values, const std::vector<double>& levels, const AxisMap& ax,
-                  const AxisMap& ay, const Box& plot, const Colormap& cm, double lo, double hi, float font) {
+                  const std::vector<double>& values, const std::vector<double>& ses, const std::vector<double>& levels,
+                  const AxisMap& ax, const AxisMap& ay, const Box& plot, const Colormap& cm, double lo, double hi,
+                  float font) {
   std::vector<Box> labels;  // placed so far, so that close levels' labels do not overlap
   for (double level : levels) {
     if (!std::isfinite(level)) continue;
-    std::vector<std::array<double, 4>> segs = contour_segments(cx, cy, values, level);
+    std::vector<std::array<double, 4>> segs = ses.empty() ? contour_segments(cx, cy, values, level)
+                                                          : significant_contour_segments(cx, cy, values, ses, level);
     for (auto& s : segs) s = {ax.at(s[0]), ay.at(s[1]), ax.at(s[2]), ay.at(s[3])};
     const double t = (level - lo) / (hi - lo);
     const Rgba col = contour_color(cm, t);
@@ -83,7 +118,7 @@ void add_contours(Scene& sc, const std::vector<double>& cx, const std::vector<do
     // The label: on the longest line near its middle (or further along when that spot is taken), on a patch of the
     // level's own colour that hides the line beneath, as matplotlib's inline contour labels.
     const std::string text = compact_number(level, 3);
-    const double w = double(text_width(text, font)) + 4, h = double(font) * 1.25;
+    const double w = double(text_width(text, font, true)) + 4, h = double(font) * 1.25;
     const auto& line = lines[longest];
     for (double f : {0.5, 0.35, 0.65, 0.2, 0.8, 0.1, 0.9}) {
       double goal = f * longest_len, run = 0;

@@ -91,8 +91,25 @@ void layout_heat_chart(const HeatChart& chart, float x0, float y0, float x1, flo
   const bool below = any_value && vmin < lo, above = any_value && vmax > hi;
   const Colormap& cm = colormap(chart.colormap);
 
+  // Contours interpolate between neighbouring values, which means nothing between categories.
+  const bool categorical = xaxis.scale == AxisScale::categorical || yaxis.scale == AxisScale::categorical;
+  const bool contours = any_value && !categorical && nx * ny <= chart.values.size() && !chart.contours.empty();
+  // With SEs: the cells within 2 SE of a contour level, which are hatched (no line can be placed among them).
+  const bool with_se = contours && chart.ses.size() >= nx * ny;
+  std::vector<unsigned char> hatched(nx * ny, 0);
+  if (with_se)
+    for (std::size_t k = 0; k < nx * ny; ++k)
+      for (double level : chart.contours)
+        if (std::isfinite(value(k / nx, k % nx)) && std::isfinite(level) &&
+            within_se(value(k / nx, k % nx), chart.ses[k], level))
+          hatched[k] = 1;
+  std::string note = chart.note;
+  if (with_se)
+    note += std::string(note.empty() ? "" : "; ") +
+            "contour lines only where the level is crossed by more than 2 SE; hatched: within 2 SE of a level";
+
   // Rows: title, plot, tick labels, x label, note; room above for the colorbar's clipped-end triangle.
-  ChartFrame f = frame_rows(x0, y0, x1, y1, chart.title, !xaxis.label.empty(), chart.note, above ? 14 : 0);
+  ChartFrame f = frame_rows(x0, y0, x1, y1, chart.title, !xaxis.label.empty(), note, above ? 14 : 0);
   const float py0 = f.py0, py1 = f.py1;
   ay.p0 = py1, ay.p1 = py0;
   const std::vector<Tick> yt = axis_ticks(ay, yaxis, distinct(chart.ys), false, fs_tick, 12);
@@ -126,13 +143,30 @@ void layout_heat_chart(const HeatChart& chart, float x0, float y0, float x1, flo
       if (hits && k < chart.ids.size())
         hits->push_back(ChartHit{float(cell.x0), float(cell.y0), float(cell.x1), float(cell.y1), chart.ids[k]});
     }
-  // Contours interpolate between neighbouring values, which means nothing between categories.
-  const bool categorical = xaxis.scale == AxisScale::categorical || yaxis.scale == AxisScale::categorical;
-  if (any_value && !categorical && nx * ny <= chart.values.size()) {
+  // Hatching: diagonal lines on one global pattern (neighbouring cells' lines join), in black or white by the cell.
+  const float hatch_step = 5;
+  for (std::size_t r = 0; r < ny && with_se; ++r)
+    for (std::size_t c = 0; c < nx; ++c) {
+      if (!hatched[r * nx + c]) continue;
+      const double a0 = ax.at(ex[c]), a1 = ax.at(ex[c + 1]), b0 = ay.at(ey[r]), b1 = ay.at(ey[r + 1]);
+      const Box cell{std::max(std::min(a0, a1), plot.x0), std::max(std::min(b0, b1), plot.y0),
+                     std::min(std::max(a0, a1), plot.x1), std::min(std::max(b0, b1), plot.y1)};
+      if (!(cell.x1 > cell.x0) || !(cell.y1 > cell.y0)) continue;
+      Rgba ink = contour_color(cm, (value(r, c) - lo) / (hi - lo));
+      ink.a = 0.6f;
+      // Lines x + y = const through the cell, at multiples of the step.
+      for (double k = std::ceil((cell.x0 + cell.y0) / hatch_step) * hatch_step; k <= cell.x1 + cell.y1; k += hatch_step)
+        add_clipped_polyline(sc, {{k - cell.y1, cell.y1}, {k - cell.y0, cell.y0}}, cell,
+                             ScenePath{{}, ink, 0.7f, false});
+    }
+  if (contours) {
     std::vector<double> finite_values(chart.values.begin(), chart.values.begin() + std::ptrdiff_t(nx * ny));
     for (double& v : finite_values)
       if (std::fabs(v) > kHuge) v = NAN;
-    add_contours(sc, cx, cy, finite_values, chart.contours, ax, ay, plot, cm, lo, hi, fs_level);
+    const std::vector<double> ses =
+        with_se ? std::vector<double>(chart.ses.begin(), chart.ses.begin() + std::ptrdiff_t(nx * ny))
+                : std::vector<double>{};
+    add_contours(sc, cx, cy, finite_values, ses, chart.contours, ax, ay, plot, cm, lo, hi, fs_level);
   }
 
   add_axes(sc, f, ax, ay, xt, yt, chart.title, xaxis.label, yaxis.label);

@@ -2,6 +2,7 @@
 // legend in the emptiest corner, in the house style of the h(j) plots (figure_layout.cpp's layout_curves).
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "common/figure/chart.hpp"
 #include "common/figure/chart_axis.hpp"
@@ -17,11 +18,34 @@ namespace {
 const Rgba kGrid{0.88f, 0.88f, 0.88f, 1};
 const Rgba kReference{0.45f, 0.45f, 0.45f, 1};
 
-}  // namespace
+// The legend's entries (the series with a label) and its size.
+struct Legend {
+  std::vector<std::size_t> entries;
+  float w = 0, h = 0;
+};
 
-void layout_line_chart(const LineChart& chart, float x0, float y0, float x1, float y1, Scene& sc,
-                       std::vector<ChartHit>* hits) {
+Legend legend_of(const LineChart& chart) {
+  Legend l;
+  float label_w = 0;
+  for (std::size_t si = 0; si < chart.series.size(); ++si)
+    if (!chart.series[si].label.empty()) {
+      l.entries.push_back(si);
+      label_w = std::max(label_w, text_width(chart.series[si].label, kTickSize));
+    }
+  const float row = kTickSize + 4;
+  l.w = 6 + 20 + 6 + label_w + 6;
+  l.h = float(l.entries.size()) * row + 6;
+  return l;
+}
+
+// Lays the chart out with its legend inside the plot (in the corner with the least ink) or, when `outside`, in a
+// column right of the plot. Returns how many points of ink (lines every few units, markers, error bar ends,
+// reference lines) the legend covers.
+std::size_t layout_line_chart_with(const LineChart& chart, float x0, float y0, float x1, float y1, Scene& sc,
+                                   std::vector<ChartHit>* hits, bool outside) {
   const float fs_label = kLabelSize, fs_tick = kTickSize;
+  const Legend legend = legend_of(chart);
+  const float legend_column = outside && !legend.entries.empty() ? legend.w + 10 : 0;
   const float marker_r = 2.6f, hit_half = 4, cap = 2.5f;
   AxisMap ax{chart.x.scale}, ay{chart.y.scale};
 
@@ -65,7 +89,7 @@ void layout_line_chart(const LineChart& chart, float x0, float y0, float x1, flo
     ref_w = std::max(ref_w, text_width(ref_text.back(), fs_tick * 0.9f));
   }
   const float px0 = x0 + 4 + (chart.y.label.empty() ? 0 : fs_label + 6) + ytick_w + 6;
-  const float px1 = std::max(px0 + 10, x1 - std::max(12.0f, ref_w + 8));
+  const float px1 = std::max(px0 + 10, x1 - std::max(12.0f, ref_w + 8) - legend_column);
   ax.p0 = f.px0 = px0, ax.p1 = f.px1 = px1;
   const std::vector<Tick> xt =
       axis_ticks(ax, chart.x, distinct(xs_seen), true, fs_tick, std::max(2, int((px1 - px0) / 40)));
@@ -138,31 +162,35 @@ void layout_line_chart(const LineChart& chart, float x0, float y0, float x1, flo
 
   add_axes(sc, f, ax, ay, xt, yt, chart.title, chart.x.label, chart.y.label);
 
-  // The legend goes into the corner of the plot that covers the least ink (as layout_curves).
-  std::vector<std::size_t> entries;
-  float label_w = 0;
-  for (std::size_t si = 0; si < chart.series.size(); ++si)
-    if (!chart.series[si].label.empty()) {
-      entries.push_back(si);
-      label_w = std::max(label_w, text_width(chart.series[si].label, fs_tick));
-    }
-  const float row = fs_tick + 4, legend_w = 6 + 20 + 6 + label_w + 6, legend_h = float(entries.size()) * row + 6;
-  if (!entries.empty() && legend_w <= px1 - px0 - 12 && legend_h <= py1 - py0 - 12) {
-    Box best;
-    std::size_t fewest = SIZE_MAX;
-    const float l = px0 + 6, r = px1 - 6 - legend_w, t = py0 + 6, b = py1 - 6 - legend_h;
+  // The legend: in the corner of the plot that covers the least ink (as layout_curves), or right of the plot.
+  const float row = fs_tick + 4;
+  std::size_t covered = 0;
+  Box best;
+  bool place = false;
+  if (!legend.entries.empty() && outside) {
+    const float lx = x1 - legend.w - 2;
+    best = Box{lx, py0, lx + legend.w, py0 + legend.h};
+    place = best.x0 > px1 + std::max(12.0f, ref_w + 8) - 4 && best.y1 <= y1;
+  } else if (!legend.entries.empty() && legend.w <= px1 - px0 - 12 && legend.h <= py1 - py0 - 12) {
+    covered = SIZE_MAX;
+    const float l = px0 + 6, r = px1 - 6 - legend.w, t = py0 + 6, b = py1 - 6 - legend.h;
     for (const auto& [cx, cy] : {std::pair{r, t}, std::pair{l, t}, std::pair{r, b}, std::pair{l, b}}) {
-      const Box box{cx, cy, cx + legend_w, cy + legend_h};
+      const Box box{cx, cy, cx + legend.w, cy + legend.h};
       const Box grown{box.x0 - 3, box.y0 - 3, box.x1 + 3, box.y1 + 3};
       const std::size_t inside = std::size_t(
           std::count_if(ink.begin(), ink.end(), [&](const Point& p) { return grown.contains(p[0], p[1]); }));
-      if (inside < fewest) fewest = inside, best = box;
+      if (inside < covered) covered = inside, best = box;
     }
+    place = true;
+  } else if (!legend.entries.empty()) {
+    covered = SIZE_MAX;  // no room inside: try outside
+  }
+  if (place) {
     const Box& bx = best;
     sc.items.push_back(SceneRect{
         float(bx.x0), float(bx.y0), float(bx.x1), float(bx.y1), {1, 1, 1, 0.85f}, {0.8f, 0.8f, 0.8f, 1}, 0.5f});
     float y = float(bx.y0) + 3 + row / 2;
-    for (std::size_t si : entries) {
+    for (std::size_t si : legend.entries) {
       const ChartSeries& s = chart.series[si];
       const Rgba col = s.color ? *s.color : palette(si);
       const float lx = float(bx.x0) + 6;
@@ -174,6 +202,25 @@ void layout_line_chart(const LineChart& chart, float x0, float y0, float x1, flo
     }
   }
   if (!any_value) add_no_data(sc, f);
+  return covered;
+}
+
+}  // namespace
+
+// The legend goes inside the plot when a corner is free of data; otherwise the plot gives up a column on its right
+// for it (issue 48: a legend hid the layer-1 point of Zuo et al.'s Fig. 3).
+void layout_line_chart(const LineChart& chart, float x0, float y0, float x1, float y1, Scene& sc,
+                       std::vector<ChartHit>* hits) {
+  Scene inside;  // the chart's own items, appended once the legend's place is settled
+  std::vector<ChartHit> inside_hits;
+  if (layout_line_chart_with(chart, x0, y0, x1, y1, inside, hits ? &inside_hits : nullptr, false) != 0) {
+    inside.items.clear();
+    inside_hits.clear();
+    layout_line_chart_with(chart, x0, y0, x1, y1, inside, hits ? &inside_hits : nullptr, true);
+  }
+  sc.items.insert(sc.items.end(), std::make_move_iterator(inside.items.begin()),
+                  std::make_move_iterator(inside.items.end()));
+  if (hits) hits->insert(hits->end(), inside_hits.begin(), inside_hits.end());
 }
 
 int chart_hit(const std::vector<ChartHit>& hits, float x, float y, float radius) {

@@ -81,6 +81,14 @@ struct FigureSpec {
   TableMetric table_metric = TableMetric::automatic;  // table and layer_lines; leakage_bins: of S or of A
   ColormapId sequential = ColormapId::rocket;
   ColormapId diverging = ColormapId::rdbu;
+  // The cells' settings `title` describes (the preset's own, samples and threads left out; not in JSON). A title
+  // that no longer holds gives way to one made from the settings (figure_title).
+  struct TitleScope {
+    std::optional<std::vector<Settings>> cells;  // nullopt: the title holds for any
+    // Bookkeeping about the title, not the figure: two specs that draw the same figure are equal (a preset read
+    // back from its JSON, a spec whose runs need no restart).
+    bool operator==(const TitleScope&) const { return true; }
+  } title_scope;
   bool operator==(const FigureSpec&) const = default;
 };
 
@@ -130,6 +138,17 @@ Settings cell_settings(const FigureSpec& spec, std::size_t row, std::size_t grou
 std::vector<Settings> figure_simulations(const FigureSpec& spec);
 std::size_t group_count(const FigureSpec& spec);
 std::string row_label(const FigureRow& row);
+
+// The figure's distinct simulations with their samples and threads cleared: what a title describes.
+std::vector<Settings> title_simulations(const FigureSpec& spec);
+// Whether spec.title still describes the figure: it has one, and its cells' settings are title_scope's (apart
+// from samples and threads). A preset's title is a description of its own rows ("d = 16, LN"); once a row is added,
+// removed or changed it is stale text (issue 48 item 2).
+bool figure_title_holds(const FigureSpec& spec);
+// The title shown and exported: spec.title while it holds, else one made from the settings the cells share
+// ("Maps of S; n 10, d 64, 2 layers, LayerNorm, residual, score scale 1/sqrt(d)"); what varies is in the row
+// labels and group titles.
+std::string figure_title(const FigureSpec& spec);
 
 // Every violation in the figure, each naming where (e.g. "figure.rows[2].alpha").
 std::vector<SettingError> validate(const FigureSpec& spec);

@@ -2,6 +2,7 @@
 #include "common/figure/figure_render.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -17,11 +18,46 @@ namespace {
 
 const Rgba kNoise{0.80f, 0.80f, 0.80f, 1};  // |value| <= 2 SE in centred maps
 
+// Words wrapped into lines no wider than `room` at `size` (a word longer than that gets a line of its own).
+std::vector<std::string> wrap_words(const std::string& text, float size, float room) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t space = std::min(text.find(' ', at), text.size());
+    const std::string word = text.substr(at, space - at);
+    at = space + 1;
+    if (!line.empty() && text_width(line + " " + word, size) > room) lines.push_back(line), line.clear();
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
 int index_step(int n) {
   if (n <= 12) return 1;
   for (int s : {2, 5, 10, 20, 50, 100})
     if (n / s <= 8) return s;
   return 200;
+}
+
+// A heat map panel's title: the layer, and what the map is when it is not the raw one.
+std::string panel_title(const FigureSpec& spec, std::size_t displayed_row, int layer) {
+  const std::size_t row = spec.difference ? displayed_row + 1 : displayed_row;
+  std::string title = layer == 0 ? std::string("Embeddings") : "Layer " + std::to_string(layer);
+  if (row >= spec.rows.size()) return title;
+  const Quantity q = spec.rows[row].quantity;
+  if (q != Quantity::score) title += std::string("  ") + std::string(symbol(q));
+  if (spec.difference) title += "  (difference)";
+  else if (spec.rows[row].transform == Transform::diagonal_normalized) title += "  (diag.-normalized)";
+  return title;
+}
+
+// The line under a panel's title: its metric with the SE ("RP = 0.6382 \u00b1 0.0012"), empty without one.
+// A map of noise only (noise_only_map) says so there, as the window's badge does.
+std::string metric_text(const FigureCell& cell) {
+  const std::string noise = cell.available && cell.panel.noise_only ? "noise only" : "";
+  if (cell.metric_name.empty() || !std::isfinite(cell.metric)) return noise;
+  return cell.metric_name + " = " + value_with_se(cell.metric, cell.metric_se) + (noise.empty() ? "" : ",  " + noise);
 }
 
 Scene layout_heatmaps(const FigureData& data) {
@@ -37,10 +73,22 @@ Scene layout_heatmaps(const FigureData& data) {
 
   const float fs_title = 14, fs_label = 11, fs_tick = 8.5f, fs_metric = 9;
   const float P = std::max(130.0f, 2.0f * float(n_max));
-  const float ytick_w = fs_tick * 0.6f * float(std::to_string(n_max - 1).size()) + 5;
-  const float cb_w = 5 + 7 + 34;
-  const float col_w = ytick_w + P + cb_w + 6;
-  const float left = 8 + fs_label + 6 + fs_metric + 4;
+  const float ytick_w = text_width(std::to_string(n_max - 1), fs_tick) + 5;
+  // Each column is as wide as its parts: index ticks, map, colour bar with its widest tick label; and at least as
+  // wide as the widest panel title or metric line, so that neighbours' headers never touch.
+  float cbtick_w = 0, header_w = 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) {
+      const FigureCell& cell = data.cells[r][c];
+      if (cell.available)
+        for (const ColorbarTick& t : colorbar_ticks(cell.panel.lo, cell.panel.hi))
+          cbtick_w = std::max(cbtick_w, text_width(t.text, fs_tick));
+      header_w = std::max({header_w, text_width(panel_title(spec, r, cell.panel.layer), fs_label),
+                           text_width(metric_text(cell), fs_metric)});
+    }
+  const float cb_w = 5 + 7 + 4 + std::max(cbtick_w, 20.0f);
+  const float col_w = std::max(ytick_w + P + cb_w + 6, header_w + 12);
+  const float left = 8 + fs_label + 6 + fs_metric + 4 + std::max(0.0f, (header_w - P) / 2 - ytick_w);
   const float header_h = fs_label + 4 + fs_metric + 5;
   const float row_h = header_h + P + fs_tick + 6;
   float top = 8;
@@ -48,9 +96,11 @@ Scene layout_heatmaps(const FigureData& data) {
   const bool group_titles =
       std::any_of(data.group_titles.begin(), data.group_titles.end(), [](const std::string& t) { return !t.empty(); });
   if (group_titles) top += fs_label + 10;
-  sc.width = left + float(cols) * col_w + 6;
-  sc.height = top + float(rows) * (row_h + 8) + fs_label + 10;
-  sc.width = std::max(sc.width, 200.0f);
+  const float last_header = left + float(cols ? cols - 1 : 0) * col_w + ytick_w + P / 2 + header_w / 2;
+  sc.width =
+      std::max({left + float(cols) * col_w + 6, last_header + 8, 200.0f, text_width(spec.title, fs_title, true) + 16});
+  const std::vector<std::string> note = wrap_words(data.note, fs_tick, sc.width - 16);
+  sc.height = top + float(rows) * (row_h + 8) + fs_label + 10 + float(note.size()) * (fs_tick + 4);
 
   if (!spec.title.empty())
     sc.items.push_back(
@@ -77,18 +127,11 @@ Scene layout_heatmaps(const FigureData& data) {
           spec.difference || diverging_map(spec.rows[row_index].quantity, spec.rows[row_index].transform);
       const Colormap& cm = colormap(centred ? spec.diverging : spec.sequential);
       const float x0 = left + float(c) * col_w + ytick_w, x1 = x0 + P;
-      // Title: the layer, and what the map is when it is not the raw one.
-      std::string title = p.layer == 0 ? std::string("Embeddings") : "Layer " + std::to_string(p.layer);
-      const Quantity q = spec.rows[row_index].quantity;
-      if (q != Quantity::score) title += std::string("  ") + std::string(symbol(q));
-      if (spec.difference) title += "  (difference)";
-      else if (spec.rows[row_index].transform == Transform::diagonal_normalized) title += "  (diag.-normalized)";
-      sc.items.push_back(
-          SceneText{(x0 + x1) / 2, ry + fs_label, fs_label, title, Anchor::middle, false, false, kBlack});
-      if (!cell.metric_name.empty() && std::isfinite(cell.metric))
-        sc.items.push_back(SceneText{(x0 + x1) / 2, ry + fs_label + 4 + fs_metric, fs_metric,
-                                     cell.metric_name + " = " + value_with_se(cell.metric, cell.metric_se),
-                                     Anchor::middle, false, false, kBlack});
+      sc.items.push_back(SceneText{(x0 + x1) / 2, ry + fs_label, fs_label, panel_title(spec, r, p.layer),
+                                   Anchor::middle, false, false, kBlack});
+      if (const std::string metric = metric_text(cell); !metric.empty())
+        sc.items.push_back(SceneText{(x0 + x1) / 2, ry + fs_label + 4 + fs_metric, fs_metric, metric, Anchor::middle,
+                                     false, false, kBlack});
       SceneHeatmap hm{x0, hy0, x1, hy1, p.n, {}, "r" + std::to_string(r) + "-c" + std::to_string(c)};
       hm.cells.reserve(p.value.size());
       for (std::size_t e = 0; e < p.value.size(); ++e)
@@ -114,82 +157,108 @@ Scene layout_heatmaps(const FigureData& data) {
       if (cell.available) add_colorbar(sc, x1 + 5, hy0, x1 + 12, hy1, cm, p.lo, p.hi, p.below, p.above, fs_tick);
     }
   }
-  if (!data.note.empty())
-    sc.items.push_back(SceneText{8, sc.height - 4, fs_tick, data.note, Anchor::start, false, false, kGrey});
+  float note_y = sc.height - 4 - float(note.size() - (note.empty() ? 0 : 1)) * (fs_tick + 4);
+  for (const std::string& line : note) {
+    sc.items.push_back(SceneText{8, note_y, fs_tick, line, Anchor::start, false, false, kGrey});
+    note_y += fs_tick + 4;
+  }
   return sc;
 }
 
+// The h(j) plots, one per column group: Eq. 42's lines and the simulated dots with their SE. Each plot's legend
+// goes into a corner where it covers no data (points, and the lines every few units), else into a column right of
+// the plot that widens the page (issue 48: legends covered data).
 Scene layout_curves(const FigureData& data) {
   Scene sc;
-  const float fs_title = 14, fs_label = 11, fs_tick = 9;
+  const float fs_title = 14, fs_label = 11, fs_tick = 9, fs_caption = fs_tick * 0.9f;
   const float W = 340, H = 240, ml = 56, mr = 14, mt = 26, mb = 40;
   const std::size_t groups = data.curves.size();
+  const std::string caption = "lines: Eq. 42;  dots: simulated 1/||x_j||, scaled at j = 1";
   float top = 8;
   if (!data.spec.title.empty()) top += fs_title + 8;
-  sc.width = float(groups) * (ml + W + mr) + 8;
+
+  struct Plot {
+    double xlo = 1, xhi = 1, ylo = INFINITY, yhi = -INFINITY;
+    float legend_w = 0, legend_h = 0;
+    bool outside = false;
+    float lx = 0, ly = 0;  // the legend's top left, relative to the plot's (px0, py0)
+  };
+  std::vector<Plot> plots(groups);
+  for (std::size_t g = 0; g < groups; ++g) {
+    Plot& pl = plots[g];
+    const auto& curves = data.curves[g];
+    for (const auto& c : curves) {
+      if (!c.j.empty()) pl.xhi = std::max(pl.xhi, c.j.back());
+      for (std::size_t k = 0; k < c.theory.size(); ++k)
+        for (double v : {c.theory[k], k < c.simulated.size() ? c.simulated[k] : NAN})
+          if (std::isfinite(v)) pl.ylo = std::min(pl.ylo, v), pl.yhi = std::max(pl.yhi, v);
+    }
+    if (!std::isfinite(pl.ylo)) pl.ylo = 0, pl.yhi = 1;
+    const double pad = std::max(1e-9, (pl.yhi - pl.ylo) * 0.06);
+    pl.ylo -= pad, pl.yhi += pad, pl.xlo -= 0.4, pl.xhi += 0.4;
+    // The legend's size from its texts; then the corner with the least ink, in plot coordinates.
+    float label_w = text_width(caption, fs_caption);
+    for (const auto& c : curves) label_w = std::max(label_w, 22 + text_width(c.label, fs_tick));
+    pl.legend_w = label_w + 8;
+    pl.legend_h = float(curves.size() + 1) * (fs_tick + 4) + 8;
+    auto X = [&](double x) { return float((x - pl.xlo) / (pl.xhi - pl.xlo)) * W; };
+    auto Y = [&](double y) { return H - float((y - pl.ylo) / (pl.yhi - pl.ylo)) * H; };
+    std::vector<std::array<float, 2>> ink;
+    for (const auto& c : curves)
+      for (std::size_t m = 0; m < c.j.size(); ++m) {
+        if (m < c.simulated.size() && std::isfinite(c.simulated[m])) ink.push_back({X(c.j[m]), Y(c.simulated[m])});
+        if (m >= c.theory.size() || !std::isfinite(c.theory[m])) continue;
+        ink.push_back({X(c.j[m]), Y(c.theory[m])});
+        if (m + 1 < c.j.size() && m + 1 < c.theory.size() && std::isfinite(c.theory[m + 1]))
+          for (int t = 1; t < 12; ++t) {
+            const double u = t / 12.0;
+            ink.push_back(
+                {X(c.j[m] + u * (c.j[m + 1] - c.j[m])), Y(c.theory[m] + u * (c.theory[m + 1] - c.theory[m]))});
+          }
+      }
+    std::size_t best = SIZE_MAX;
+    for (const auto& [cx, cy] : {std::pair{6.0f, 6.0f}, std::pair{W - pl.legend_w - 6, H - pl.legend_h - 6},
+                                 std::pair{W - pl.legend_w - 6, 6.0f}, std::pair{6.0f, H - pl.legend_h - 6}}) {
+      const std::size_t inside = std::size_t(std::count_if(ink.begin(), ink.end(), [&](const auto& q) {
+        return q[0] >= cx - 4 && q[0] <= cx + pl.legend_w + 4 && q[1] >= cy - 4 && q[1] <= cy + pl.legend_h + 4;
+      }));
+      if (inside < best) best = inside, pl.lx = cx, pl.ly = cy;
+    }
+    if (best > 0 || pl.legend_w > W - 12) pl.outside = true, pl.lx = W + mr, pl.ly = 0;
+  }
+  std::vector<float> column_x(groups + 1, 4);
+  for (std::size_t g = 0; g < groups; ++g)
+    column_x[g + 1] = column_x[g] + ml + W + mr + (plots[g].outside ? plots[g].legend_w + mr : 0);
+  sc.width = std::max(column_x[groups] + 4, text_width(data.spec.title, fs_title, true) + 16);
   sc.height = top + mt + H + mb;
   if (!data.spec.title.empty())
     sc.items.push_back(
         SceneText{sc.width / 2, 8 + fs_title, fs_title, data.spec.title, Anchor::middle, false, true, kBlack});
   for (std::size_t g = 0; g < groups; ++g) {
+    const Plot& pl = plots[g];
     const auto& curves = data.curves[g];
-    const float px0 = 4 + float(g) * (ml + W + mr) + ml, py0 = top + mt, px1 = px0 + W, py1 = py0 + H;
-    double xlo = 1, xhi = 1, ylo = INFINITY, yhi = -INFINITY;
-    for (const auto& c : curves) {
-      if (!c.j.empty()) xhi = std::max(xhi, c.j.back());
-      for (std::size_t k = 0; k < c.theory.size(); ++k) {
-        for (double v : {c.theory[k], k < c.simulated.size() ? c.simulated[k] : NAN})
-          if (std::isfinite(v)) {
-            ylo = std::min(ylo, v);
-            yhi = std::max(yhi, v);
-          }
-      }
-    }
-    if (!std::isfinite(ylo)) {
-      ylo = 0;
-      yhi = 1;
-    }
-    const double pad = std::max(1e-9, (yhi - ylo) * 0.06);
-    ylo -= pad;
-    yhi += pad;
-    xlo -= 0.4;
-    xhi += 0.4;
-    auto X = [&](double x) { return px0 + float((x - xlo) / (xhi - xlo)) * W; };
-    auto Y = [&](double y) { return py1 - float((y - ylo) / (yhi - ylo)) * H; };
+    const float px0 = column_x[g] + ml, py0 = top + mt, px1 = px0 + W, py1 = py0 + H;
+    auto X = [&](double x) { return px0 + float((x - pl.xlo) / (pl.xhi - pl.xlo)) * W; };
+    auto Y = [&](double y) { return py1 - float((y - pl.ylo) / (pl.yhi - pl.ylo)) * H; };
     if (!data.group_titles[g].empty())
       sc.items.push_back(SceneText{(px0 + px1) / 2, top + fs_label + 4, fs_label, data.group_titles[g], Anchor::middle,
                                    false, true, kBlack});
     sc.items.push_back(SceneRect{px0, py0, px1, py1, {0, 0, 0, 0}, kBlack, 0.8f});
-    const auto yt = nice_ticks(ylo, yhi, 5);
+    const auto yt = nice_ticks(pl.ylo, pl.yhi, 5);
     const double ystep = yt.size() > 1 ? yt[1] - yt[0] : 1;
     for (double t : yt) {
       sc.items.push_back(ScenePath{{{px0, Y(t)}, {px1, Y(t)}}, {0.85f, 0.85f, 0.85f, 1}, 0.5f, false});
       sc.items.push_back(
           SceneText{px0 - 4, Y(t) + fs_tick * 0.35f, fs_tick, tick_text(t, ystep), Anchor::end, false, false, kBlack});
     }
-    for (double t = 1; t <= xhi; t += (xhi > 24 ? 5 : 1))
+    for (double t = 1; t <= pl.xhi; t += (pl.xhi > 24 ? 5 : 1))
       sc.items.push_back(
           SceneText{X(t), py1 + fs_tick + 4, fs_tick, tick_text(t, 1), Anchor::middle, false, false, kBlack});
     sc.items.push_back(SceneText{(px0 + px1) / 2, py1 + fs_tick + 6 + fs_label + 2, fs_label,
                                  "key index j (1-based, as in the paper)", Anchor::middle, false, false, kBlack});
     sc.items.push_back(
         SceneText{px0 - ml + 4 + fs_label, (py0 + py1) / 2, fs_label, "h(j)", Anchor::middle, true, false, kBlack});
-    // The legend goes into the corner of the plot that covers the fewest data points.
-    const float legend_w = 210, legend_h = float(curves.size() + 1) * (fs_tick + 4) + 8;
-    float lx = px0 + 6, ly = py0 + 6;
-    std::size_t best = SIZE_MAX;
-    for (const auto& [cx, cy] : {std::pair{px0 + 6, py0 + 6}, std::pair{px1 - legend_w - 6, py1 - legend_h - 6},
-                                 std::pair{px1 - legend_w - 6, py0 + 6}, std::pair{px0 + 6, py1 - legend_h - 6}}) {
-      std::size_t inside = 0;
-      for (const auto& c : curves)
-        for (std::size_t m = 0; m < c.j.size(); ++m)
-          for (double v : {c.theory[m], m < c.simulated.size() ? c.simulated[m] : NAN}) {
-            if (!std::isfinite(v)) continue;
-            const float x = X(c.j[m]), y = Y(v);
-            inside += x >= cx - 4 && x <= cx + legend_w + 4 && y >= cy - 4 && y <= cy + legend_h + 4;
-          }
-      if (inside < best) best = inside, lx = cx, ly = cy;
-    }
+    const float lx = px0 + pl.lx, ly = py0 + pl.ly;
     float legend_y = ly + fs_tick + 4;
     for (std::size_t k = 0; k < curves.size(); ++k) {
       const auto& c = curves[k];
@@ -208,85 +277,113 @@ Scene layout_curves(const FigureData& data) {
       sc.items.push_back(SceneText{lx + 24, legend_y, fs_tick, c.label, Anchor::start, false, false, kBlack});
       legend_y += fs_tick + 4;
     }
-    sc.items.push_back(SceneText{lx + 2, legend_y + 2, fs_tick * 0.9f,
-                                 "lines: Eq. 42;  dots: simulated 1/||x_j||, scaled at j = 1", Anchor::start, false,
-                                 false, kGrey});
+    sc.items.push_back(SceneText{lx + 2, legend_y + 2, fs_caption, caption, Anchor::start, false, false, kGrey});
   }
   return sc;
 }
 
-// Rows x (groups x layers) of numbers with their SE, as the papers' tables (Zuo et al. Tables 4-6).
+// A table cell's text: the value with its SE, "..." before samples, "n/a" without a value.
+std::string table_cell_text(const FigureCell& cell) {
+  if (!cell.available) return "...";
+  if (!std::isfinite(cell.metric)) return "n/a";
+  if (std::max(std::fabs(cell.metric), cell.metric_se) < 1e-3) {
+    char buf[48];  // tiny values (dR^2 near 0): two significant digits each, not a row of zeros
+    std::snprintf(buf, sizeof buf, "%.2g \u00b1 %.2g", cell.metric, cell.metric_se);
+    return buf;
+  }
+  return value_with_se(cell.metric, cell.metric_se);
+}
+
+// Rows x (groups x layers) of numbers with their SE, as the papers' tables (Zuo et al. Tables 4-6). Every column is
+// as wide as its widest text (header, cells, its group's title shared out) plus a gap, so that no two numbers run
+// together; the page is as wide as the title; the caption wraps to the page.
 Scene layout_table(const FigureData& data) {
   Scene sc;
   const FigureSpec& spec = data.spec;
-  const float fs_title = 14, fs_label = 11, fs_cell = 10.5f;
+  const float fs_title = 14, fs_label = 11, fs_cell = 10.5f, fs_caption = fs_cell * 0.9f, gap = 18;
   const std::size_t rows = data.cells.size();
   const std::size_t cols = rows ? data.cells[0].size() : spec.layers.size() * data.group_titles.size();
   const std::size_t per_group = std::max<std::size_t>(1, spec.layers.size());
   const std::string corner = "configuration [metric]";
-  float label_w = fs_label * 0.62f * float(corner.size()) + 12;
-  for (std::size_t r = 0; r < rows; ++r) {
+  auto row_text = [&](std::size_t r) {
     const std::string metric = data.cells[r].empty() ? "" : data.cells[r][0].metric_name;
-    label_w = std::max(label_w, fs_label * 0.58f * float(data.row_labels[r].size() + metric.size() + 4));
+    return data.row_labels[r] + (metric.empty() ? "" : "  [" + metric + "]");
+  };
+  auto head_text = [&](std::size_t c) {
+    const int layer = spec.layers[c % per_group];
+    return layer == 0 ? std::string("embeddings") : "layer " + std::to_string(layer);
+  };
+  float label_w = text_width(corner, fs_label, true);
+  for (std::size_t r = 0; r < rows; ++r) label_w = std::max(label_w, text_width(row_text(r), fs_label));
+  std::vector<float> col_w(cols, 0);
+  for (std::size_t c = 0; c < cols; ++c) {
+    col_w[c] = text_width(head_text(c), fs_label, true);
+    for (std::size_t r = 0; r < rows; ++r)
+      if (c < data.cells[r].size())
+        col_w[c] = std::max(col_w[c], text_width(table_cell_text(data.cells[r][c]), fs_cell));
+    col_w[c] += gap;
   }
-  const float col_w = 112, row_h = fs_cell + 9;
+  // A group title wider than its columns widens them evenly.
+  for (std::size_t g = 0; g < data.group_titles.size(); ++g) {
+    const std::size_t c0 = g * per_group, c1 = std::min(cols, c0 + per_group);
+    float w = 0;
+    for (std::size_t c = c0; c < c1; ++c) w += col_w[c];
+    const float need = text_width(data.group_titles[g], fs_label, true) + gap;
+    if (need > w && c1 > c0)
+      for (std::size_t c = c0; c < c1; ++c) col_w[c] += (need - w) / float(c1 - c0);
+  }
+  std::vector<float> col_x(cols + 1, 0);  // column edges, from the labels' right end
+  const float left = 8 + label_w + gap / 2;
+  col_x[0] = left;
+  for (std::size_t c = 0; c < cols; ++c) col_x[c + 1] = col_x[c] + col_w[c];
+  const float row_h = fs_cell + 9;
   float top = 8;
   if (!spec.title.empty()) top += fs_title + 10;
   const bool group_titles =
       std::any_of(data.group_titles.begin(), data.group_titles.end(), [](const std::string& t) { return !t.empty(); });
   if (group_titles) top += fs_label + 8;
-  const float left = 8 + label_w;
-  sc.width = std::max(240.0f, left + float(cols) * col_w + 8);
-  sc.height = top + row_h * float(rows + 1) + fs_cell + 16;
+  sc.width = std::max({240.0f, col_x[cols] + 8, text_width(spec.title, fs_title, true) + 16});
+  const std::string caption =
+      spec.table_metric == TableMetric::automatic
+          ? "mean \u00b1 one standard error over samples; RP: recency probability, adj: adjacency score, norm adj: "
+            "adjacency of the norms (ties 1/2)"
+          : "dR^2 \u00b1 one standard error: R^2 of offset means + query position minus R^2 of offset means, pooled "
+            "over samples (Ruscio et al. Eq. 4)";
+  const std::vector<std::string> caption_lines = wrap_words(caption, fs_caption, sc.width - 16);
+  const float bottom = top + row_h * float(rows + 1) + 4;
+  sc.height = bottom + float(caption_lines.size()) * (fs_caption + 4) + 8;
   if (!spec.title.empty())
     sc.items.push_back(
         SceneText{sc.width / 2, 8 + fs_title, fs_title, spec.title, Anchor::middle, false, true, kBlack});
   if (group_titles)
     for (std::size_t g = 0; g < data.group_titles.size(); ++g) {
-      const float x0 = left + float(g * per_group) * col_w, x1 = x0 + float(per_group) * col_w;
+      const float x0 = col_x[std::min(cols, g * per_group)], x1 = col_x[std::min(cols, (g + 1) * per_group)];
       sc.items.push_back(
           SceneText{(x0 + x1) / 2, top - 6, fs_label, data.group_titles[g], Anchor::middle, false, true, kBlack});
     }
   // Header: the layers (0 = the embeddings, as Zuo et al.'s first column).
   const float header_y = top + fs_label;
   sc.items.push_back(SceneText{8, header_y, fs_label, corner, Anchor::start, false, true, kBlack});
-  for (std::size_t c = 0; c < cols; ++c) {
-    const int layer = spec.layers[c % per_group];
-    const std::string head = layer == 0 ? "embeddings" : "layer " + std::to_string(layer);
-    sc.items.push_back(
-        SceneText{left + (float(c) + 0.5f) * col_w, header_y, fs_label, head, Anchor::middle, false, true, kBlack});
-  }
+  for (std::size_t c = 0; c < cols; ++c)
+    sc.items.push_back(SceneText{(col_x[c] + col_x[c + 1]) / 2, header_y, fs_label, head_text(c), Anchor::middle, false,
+                                 true, kBlack});
   const float rule_y = top + row_h - 2;
   sc.items.push_back(ScenePath{{{8, rule_y}, {sc.width - 8, rule_y}}, kBlack, 0.8f, false});
   for (std::size_t r = 0; r < rows; ++r) {
     const float y = top + row_h * float(r + 1) + fs_cell;
-    const std::string metric = data.cells[r].empty() ? "" : data.cells[r][0].metric_name;
-    sc.items.push_back(SceneText{8, y, fs_label, data.row_labels[r] + (metric.empty() ? "" : "  [" + metric + "]"),
-                                 Anchor::start, false, false, kBlack});
-    for (std::size_t c = 0; c < data.cells[r].size(); ++c) {
+    sc.items.push_back(SceneText{8, y, fs_label, row_text(r), Anchor::start, false, false, kBlack});
+    for (std::size_t c = 0; c < data.cells[r].size() && c < cols; ++c) {
       const FigureCell& cell = data.cells[r][c];
-      std::string text = !cell.available              ? "..."
-                         : std::isfinite(cell.metric) ? value_with_se(cell.metric, cell.metric_se)
-                                                      : "n/a";
-      if (cell.available && std::isfinite(cell.metric) && std::max(std::fabs(cell.metric), cell.metric_se) < 1e-3) {
-        char buf[48];  // tiny values (dR^2 near 0): two significant digits each, not a row of zeros
-        std::snprintf(buf, sizeof buf, "%.2g \u00b1 %.2g", cell.metric, cell.metric_se);
-        text = buf;
-      }
-      sc.items.push_back(SceneText{left + (float(c) + 0.5f) * col_w, y, fs_cell, text, Anchor::middle, false, false,
-                                   cell.available ? kBlack : kGrey});
+      sc.items.push_back(SceneText{(col_x[c] + col_x[c + 1]) / 2, y, fs_cell, table_cell_text(cell), Anchor::middle,
+                                   false, false, cell.available ? kBlack : kGrey});
     }
   }
-  const float bottom = top + row_h * float(rows + 1) + 4;
   sc.items.push_back(ScenePath{{{8, bottom}, {sc.width - 8, bottom}}, kBlack, 0.8f, false});
-  sc.items.push_back(
-      SceneText{8, bottom + fs_cell + 4, fs_cell * 0.9f,
-                spec.table_metric == TableMetric::automatic
-                    ? "mean \u00b1 one standard error over samples; RP: recency probability, adj: adjacency "
-                      "score, norm adj: adjacency of the norms (ties 1/2)"
-                    : "dR^2 \u00b1 one standard error: R^2 of offset means + query position minus R^2 of "
-                      "offset means, pooled over samples (Ruscio et al. Eq. 4)",
-                Anchor::start, false, false, kGrey});
+  float y = bottom + 4;
+  for (const std::string& line : caption_lines) {
+    y += fs_caption + 4;
+    sc.items.push_back(SceneText{8, y, fs_caption, line, Anchor::start, false, false, kGrey});
+  }
   return sc;
 }
 

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "common/figure/chart_axis.hpp"  // text_width: the charts' own estimate, so the page fits them
+#include "common/figure/chart_axis.hpp"
 #include "common/figure/scene_parts.hpp"
 
 namespace maskscope::gui {
@@ -276,8 +276,8 @@ Scene layout_figure_lines(const FigureData& data) {
   const std::size_t grid_rows = std::max<std::size_t>(1, (lines.charts.size() + cols - 1) / cols);
   // One chart's box (its title, axes and legend included), somewhat wider when the page title needs the room;
   // the grid is centred on a page as wide as the title.
-  const float title_w = chart_detail::text_width(data.spec.title, fs_title) * 1.05f + 16;
-  const float W = std::clamp((title_w - 8) / float(cols) - gap, 380.0f, 520.0f), H = 300;
+  const float title_w = text_width(data.spec.title, fs_title, true) * 1.05f + 16;
+  const float W = std::clamp((title_w - 8) / float(cols) - gap, 380.0f, cols == 1 ? 760.0f : 520.0f), H = 300;
   Scene sc;
   const float grid_w = float(cols) * (W + gap) - gap;
   sc.width = std::max(grid_w + 16, title_w);
@@ -289,7 +289,7 @@ Scene layout_figure_lines(const FigureData& data) {
   for (std::size_t k = 0; k < text.size();) {
     const std::size_t next = std::min(text.find(' ', k + 1), text.size());
     const std::string word = text.substr(k, next - k);
-    if (note.empty() || chart_detail::text_width(note.back() + word, fs_note) > sc.width - 16)
+    if (note.empty() || text_width(note.back() + word, fs_note) > sc.width - 16)
       note.push_back(note.empty() ? word : word.substr(word[0] == ' ' ? 1 : 0));
     else note.back() += word;
     k = next;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -55,6 +56,22 @@ struct SceneMarker {
   float x = 0, y = 0, radius = 1;
   Rgba fill;
 };
+
+// The width of `text` at font size `size` in DejaVu Sans (book or bold), the font the PNG is drawn in and the SVG
+// names first: the sum of its characters' advances (text_widths.inc, measured by cairo), 0.65 em for a character
+// not in the table.
+float text_width(std::string_view text, float size, bool bold = false);
+// How far a text reaches above its baseline (digits' and capitals' tops, 0.73 em in DejaVu Sans) and below it
+// (descenders, 0.24 em), in em.
+inline constexpr float kTextAscent = 0.76f, kTextDescent = 0.24f;
+struct TextBox {
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+// The box a text covers: its width placed by its anchor, from its ascent above the baseline to its descent below
+// (turned a quarter for vertical text, which reads bottom to top).
+TextBox text_box(const SceneText& t);
+// Whether two boxes share more than an edge.
+bool boxes_overlap(const TextBox& a, const TextBox& b);
 
 using SceneItem = std::variant<SceneRect, SceneHeatmap, SceneColorbar, SceneText, ScenePath, SceneMarker>;
 

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "common/h_of_j.hpp"
+#include "common/sweep/sweep_chart.hpp"
+#include "core/run/sweep_spec.hpp"
 #include "core/formats/result_json.hpp"
 #include "core/model/theory.hpp"
 
@@ -44,6 +46,52 @@ std::vector<Settings> figure_simulations(const FigureSpec& spec) {
         out.push_back(s);
     }
   return out;
+}
+
+std::vector<Settings> title_simulations(const FigureSpec& spec) {
+  std::vector<Settings> out;
+  try {
+    out = figure_simulations(spec);
+  } catch (const std::exception&) { return {}; }  // a cell that cannot be made (validate names it)
+  for (Settings& s : out) s.samples = 0, s.threads = 0;
+  return out;
+}
+
+bool figure_title_holds(const FigureSpec& spec) {
+  if (spec.title.empty()) return false;
+  return !spec.title_scope.cells || *spec.title_scope.cells == title_simulations(spec);
+}
+
+std::string figure_title(const FigureSpec& spec) {
+  if (figure_title_holds(spec)) return spec.title;
+  std::string what;
+  switch (spec.kind) {
+    case FigureKind::heatmaps: {
+      std::vector<std::string> shown;
+      for (const FigureRow& r : spec.rows)
+        if (const std::string q(symbol(r.quantity)); std::find(shown.begin(), shown.end(), q) == shown.end())
+          shown.push_back(q);
+      for (const std::string& q : shown) what += (what.empty() ? "Maps of " : ", ") + q;
+      if (what.empty()) what = "Maps";
+      break;
+    }
+    case FigureKind::h_of_j: what = "h(j), LN-recency Eq. 42 and simulated"; break;
+    case FigureKind::table: what = "Per-layer metrics"; break;
+    case FigureKind::layer_lines: what = "Metric per layer"; break;
+    case FigureKind::norms: what = "Output norms per position"; break;
+    case FigureKind::leakage_bins: what = "dR^2 per query-position bin"; break;
+  }
+  const std::vector<Settings> cells = title_simulations(spec);
+  if (cells.empty()) return what;
+  // The settings that differ between cells are the rows' and groups' business: left out of the title.
+  std::vector<SweepAxis> varying;
+  for (const char* key : {"n", "d", "layers", "init_std", "alpha", "norm", "gamma", "scale", "mask", "rope"}) {
+    const std::string first = axis_value_text(cells[0], key);
+    if (std::any_of(cells.begin(), cells.end(), [&](const Settings& c) { return axis_value_text(c, key) != first; }))
+      varying.push_back({key, {}});
+  }
+  const std::string fixed = sweep_settings_text(cells[0], varying);
+  return fixed.empty() ? what : what + "; " + fixed;
 }
 
 std::vector<SettingError> validate(const FigureSpec& spec) {
@@ -106,6 +154,7 @@ std::vector<SettingError> validate(const FigureSpec& spec) {
 FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
   FigureData data;
   data.spec = spec;
+  data.spec.title = figure_title(spec);  // the preset's text only while it describes these rows
   data.complete = true;
   const std::size_t groups = group_count(spec);
   for (std::size_t g = 0; g < groups; ++g)

@@ -80,7 +80,7 @@ json preset_to_json(const Preset& p) {
               {"settings", settings_to_json(p.settings)},
               {"view", view_to_json(p.view)},
               {"figure",
-               {{"title", f.title},
+               {{"title", figure_title_holds(f) ? f.title : std::string()},  // stale text left out
                 {"kind", to_string(f.kind)},
                 {"layers", f.layers},
                 {"columns", columns},
@@ -228,6 +228,8 @@ Preset preset_from_json(const json& j) {
                                  " (0 = use the scale)");
     }
   }
+  // The figure's title describes these rows; it gives way once they change (figure_title_holds).
+  if (!p.figure.title.empty()) p.figure.title_scope.cells = title_simulations(p.figure);
   if (j.contains("sweep")) {
     p.sweep = sweep_view_from_json(j.at("sweep"), "sweep");
     // The title describes these settings; it gives way once they change (sweep_title_holds).

@@ -169,7 +169,9 @@ SweepPicture layout_sweep(const SweepView& view, const SweepPlan& plan, const Sw
     for (std::size_t iy = 0; iy < chart.ys.size(); ++iy)
       for (std::size_t ix = 0; ix < chart.xs.size(); ++ix) {
         const std::size_t p = point(ix, iy);
-        chart.values.push_back(value_at(state, plan.metric, p, view.layer).mean);
+        const Estimate v = value_at(state, plan.metric, p, view.layer);
+        chart.values.push_back(v.mean);
+        chart.ses.push_back(v.se);
         chart.ids.push_back(int(p) * kSweepLayerSlots + slot);
       }
     chart.colorbar_label =

@@ -154,6 +154,17 @@ void random_network_controls(Settings& s) {
       "initializations. fixed: one network from the weight seed; samples vary the tokens only (Zuo et al. "
       "average one network over 256 inputs).",
       off, kRandomWeightsOnly);
+  // The rarer rows (token file, MLP, own embedding std, W_O W_2 mean, hidden state, token format) fold under a
+  // header, open at first when one of them is set: the column's View group fits a 1280x800 window (issue 48).
+  if (s.random_weights()) {
+    const Settings d;
+    const bool set = !s.tokens.empty() || s.embed_std || s.mlp != d.mlp || s.residual_mean != d.residual_mean ||
+                     s.hidden != d.hidden || s.tokens_format != d.tokens_format;
+    ImGui::SetNextItemOpen(set, ImGuiCond_Once);
+    const bool open = ImGui::CollapsingHeader("more network settings");
+    explain("Token file, MLP, own embedding std, W_O W_2 mean, hidden state, token format. Click to show them.");
+    if (!open) return;
+  }
   // Given token sequences (docs/model.md section 11): a path, applied on Enter (a half-typed path is no file).
   char path[512];
   std::snprintf(path, sizeof path, "%s", s.tokens.c_str());

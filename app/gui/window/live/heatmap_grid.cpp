@@ -64,6 +64,14 @@ void badge(ImVec2 at, const Snapshot& snap, const PanelData& p, const QuantityIn
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(fh * 0.4f, 0));
   ImGui::TextUnformatted(text.c_str());
   explain(tooltip.c_str());
+  if (p.noise_only && snap.samples_done > 0) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("noise only");
+    explain(
+        "The cells of this map differ by no more than their standard errors explain (docs/window.md, noise-only "
+        "maps): it is drawn over a fixed range of +-4 SE about its mean instead of being stretched, so noise does not "
+        "look like structure.");
+  }
   if (std::isfinite(p.ties) && p.ties > kTieFlagFraction) {
     ImGui::SameLine();
     char t[48];
@@ -193,10 +201,16 @@ void draw_heatmap_grid(const Snapshot& snap, const std::vector<PanelData>& panel
         a = ImVec2(p0.x + cs * float(c0), p0.y + cs * float(r0));
         b = ImVec2(p0.x + cs * float(c1 + 1), p0.y + cs * float(r1 + 1));
       }
-      dl->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(b.x + 3, b.y + 3), mark, 4.0f, 0, 3.0f);
+      // Inside the map's edges: the outline covers no index label and no colour bar (issue 48, presentation mode).
+      dl->AddRect(ImVec2(a.x + 1.5f, a.y + 1.5f), ImVec2(b.x - 1.5f, b.y - 1.5f), mark, 3.0f, 0, 3.0f);
       if (!point->label.empty()) {
+        // In the panel's title line when it fits beside the title, else inside the map at the outline's top left:
+        // never on the colour bar or the index labels.
         const ImVec2 ts = ImGui::CalcTextSize(point->label.c_str());
-        const ImVec2 at(std::min(b.x + 8, p1.x + fh * 1.6f), std::max(p0.y, (a.y + b.y) / 2 - ts.y / 2));
+        const float title_end = top.x + ImGui::CalcTextSize(title).x + fh;
+        const bool beside_title = title_end + ts.x + 6 <= p1.x + colorbar_w * 0.5f;
+        const ImVec2 at = beside_title ? ImVec2(title_end, top.y)
+                                       : ImVec2(std::min(a.x + 6, p1.x - ts.x - 6), std::max(p0.y + 6, a.y + 6));
         dl->AddRectFilled(ImVec2(at.x - 3, at.y - 2), ImVec2(at.x + ts.x + 3, at.y + ts.y + 2),
                           IM_COL32(20, 20, 20, 200), 3.0f);
         dl->AddText(at, mark, point->label.c_str());

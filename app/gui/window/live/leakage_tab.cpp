@@ -97,7 +97,8 @@ void leakage_bars(const char* id, ImVec2 size, const Snapshot& causal, const Sna
 // weight on key 0 (the attention sink, docs/model.md section 10), each +- 1 SE.
 void share_table(const Snapshot& causal, const Snapshot* bi, float height) {
   const ImGuiTableFlags flags =
-      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
+      ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
+      ImGuiTableFlags_SizingFixedFit;  // columns as wide as their widest text: no SE digit cut (issue 48)
   if (!ImGui::BeginTable("##shares", 6, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   for (const char* h : {"layer", "dR^2 causal", "dR^2 bidirectional", "r_l = bi / causal", "weight on key 0 (causal)",
@@ -219,10 +220,14 @@ void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const Vie
   } else {
     ImGui::TextDisabled("  causal-mask share: waiting for the bidirectional twin");
   }
+  // On the same line when it fits, else on its own: never cut at the tab's edge.
+  char numbers[256];
+  std::snprintf(numbers, sizeof numbers, "   dR^2 %s   weights A: %.3g   mean map: %.3g   R^2 base %.4f",
+                value_with_se(c.delta_r2.mean, c.delta_r2.se).c_str(), ls.weight_leakage.delta_r2.mean,
+                c.delta_r2_mean_map, c.r2_base);
   ImGui::SameLine();
-  ImGui::Text("   dR^2 %s   weights A: %.3g   mean map: %.3g   R^2 base %.4f",
-              value_with_se(c.delta_r2.mean, c.delta_r2.se).c_str(), ls.weight_leakage.delta_r2.mean,
-              c.delta_r2_mean_map, c.r2_base);
+  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(numbers).x) ImGui::NewLine();
+  ImGui::TextUnformatted(numbers);
   explain(
       "dR^2 = R^2 (offset means + query position) - R^2 (offset means), pooled over samples as the paper pools "
       "prompts (Ruscio Eq. 4). weights A: the same for the attention weights, where the causal softmax "

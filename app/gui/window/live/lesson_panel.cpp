@@ -2,8 +2,10 @@
 // the step buttons; large at the bottom in presentation mode, a band above the maps otherwise.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "core/model/theory.hpp"
 #include "common/format.hpp"
@@ -45,6 +47,30 @@ void layer1_weight_overlay(const Snapshot* snap, ImVec2 size) {
   plot("##lesson_theory", size, spec, {theory, simulated});
 }
 
+// Text in lines no wider than `width`, broken at spaces only: ImGui's own wrapping may break after a '.', which
+// split "0.63777 +- 0.00024" across lines in presentation mode (issue 48). A word wider than the line gets its own.
+void text_wrapped_at_spaces(const std::string& text, float width) {
+  std::size_t para = 0;
+  while (para <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', para), text.size());
+    std::string line;
+    for (std::size_t at = para; at < end;) {
+      const std::size_t space = std::min(text.find(' ', at), end);
+      const std::string word = text.substr(at, space - at);
+      at = space + 1;
+      const std::string longer = line.empty() ? word : line + " " + word;
+      if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
+        ImGui::TextUnformatted(line.c_str());
+        line = word;
+      } else {
+        line = longer;
+      }
+    }
+    ImGui::TextUnformatted(line.c_str());
+    para = end + 1;
+  }
+}
+
 }  // namespace
 
 void Views::draw_lesson_panel(float ui_scale, bool large) {
@@ -67,7 +93,7 @@ void Views::draw_lesson_panel(float ui_scale, bool large) {
   ImGui::TextUnformatted(step.title.c_str());
   ImGui::SetWindowFontScale(large ? 1.1f : 1.0f);
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + text_w);
-  ImGui::TextUnformatted(lesson_text(step.text, on_screen_.snap.get()).c_str());
+  text_wrapped_at_spaces(lesson_text(step.text, on_screen_.snap.get()), text_w);
   for (const std::string& eq : step.equations)
     ImGui::TextColored(ImVec4(0.95f, 0.65f, 0.25f, 1.0f), "    %s", eq.c_str());
   ImGui::PopTextWrapPos();

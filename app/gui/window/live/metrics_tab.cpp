@@ -72,12 +72,19 @@ void draw_metrics_tab(const Snapshot& snap) {
   spec.x_label = "layer";
   spec.y_label = "probability";
   spec.integer_x = true;
-  const float table_h = ImGui::GetTextLineHeightWithSpacing() * float(rows.size() + 2);
+  // The table: every column as wide as its widest text (no SE digit cut, issue 48), scrolling sideways when the
+  // columns are wider than the tab; room for its rows, header and horizontal scroll bar.
+  const float table_h = ImGui::GetFrameHeightWithSpacing() * float(rows.size() + 1) + ImGui::GetStyle().ScrollbarSize +
+                        ImGui::GetStyle().ItemSpacing.y * 2;
   plot("##metrics", ImVec2(avail.x, std::max(120.0f, avail.y - table_h)), spec, series);
   // Columns: the layer, each metric +- SE and its tie share, the per-head values of those heads have.
   int columns = 1;
   for (const MetricInfo* m : metrics) columns += 1 + (m->ties ? 1 : 0) + (m->head_field ? 1 : 0);
-  if (!ImGui::BeginTable("##mtable", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) return;
+  if (!ImGui::BeginTable(
+          "##mtable", columns,
+          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX,
+          ImVec2(0, table_h)))
+    return;
   ImGui::TableSetupColumn("layer");
   for (const MetricInfo* m : metrics) {
     ImGui::TableSetupColumn((std::string(m->label) + " \u00b1 SE").c_str());
