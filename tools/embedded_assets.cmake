@@ -10,7 +10,8 @@ set(MASKSCOPE_PRESET_NAMES behind-rope-fig2 behind-rope-fig4 behind-rope-fig7 be
                            zuo-fig8-probes ruscio-first-token zuo-table1-tasks zuo-table6-tasks trained-cosine-maps
                            trained-norms trained-layer-lines trained-adjacency-histograms trained-sink)
 # Shipped lessons (assets/lessons), listed in the Lessons menu in this order.
-set(MASKSCOPE_LESSON_NAMES where-position-comes-from layernorm-recency random-networks absolute-leakage)
+set(MASKSCOPE_LESSON_NAMES where-position-comes-from layernorm-recency random-networks absolute-leakage
+                           what-training-keeps)
 
 # The custom command that writes OUT (a C++ source) from FILES as the string_views NAMES (tools/embed.cmake).
 function(maskscope_embed_files out root files names comment)

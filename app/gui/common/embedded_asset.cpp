@@ -16,7 +16,7 @@ extern const std::string_view preset_behind_rope_fig2, preset_behind_rope_fig4, 
     preset_trained_cosine_maps, preset_trained_norms, preset_trained_layer_lines, preset_trained_adjacency_histograms,
     preset_trained_sink;
 extern const std::string_view lesson_where_position_comes_from, lesson_layernorm_recency, lesson_random_networks,
-    lesson_absolute_leakage;
+    lesson_absolute_leakage, lesson_what_training_keeps;
 }  // namespace maskscope::embedded
 
 namespace maskscope::gui {
@@ -86,7 +86,8 @@ std::span<const EmbeddedAsset> lessons() {
   static const EmbeddedAsset list[] = {{"where-position-comes-from", embedded::lesson_where_position_comes_from},
                                        {"layernorm-recency", embedded::lesson_layernorm_recency},
                                        {"random-networks", embedded::lesson_random_networks},
-                                       {"absolute-leakage", embedded::lesson_absolute_leakage}};
+                                       {"absolute-leakage", embedded::lesson_absolute_leakage},
+                                       {"what-training-keeps", embedded::lesson_what_training_keeps}};
   return list;
 }
 

@@ -280,6 +280,7 @@ int main(int argc, char** argv) {
       views.compare_tensors_with_simulation();  // --open DIR --tab figure: model beside simulation
     }
   }
+  if (!opt.run_dir.empty()) views.set_run_override(opt.run_dir);
   if (opt.lesson) {
     views.set_lesson_samples_cap(opt.samples_cap);
     views.start_lesson(*opt.lesson);

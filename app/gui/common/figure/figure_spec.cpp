@@ -80,6 +80,8 @@ std::string figure_title(const FigureSpec& spec) {
     case FigureKind::layer_lines: what = "Metric per layer"; break;
     case FigureKind::norms: what = "Output norms per position"; break;
     case FigureKind::leakage_bins: what = "dR^2 per query-position bin"; break;
+    case FigureKind::sample_histograms: what = "Per-sample adjacency"; break;
+    case FigureKind::train_curves: what = "Weight on key 0 against the training step"; break;
   }
   const std::vector<Settings> cells = title_simulations(spec);
   if (cells.empty()) return what;

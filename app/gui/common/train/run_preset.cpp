@@ -101,6 +101,8 @@ bool bind_preset_run(Preset& p, const std::string& folder, std::string& error) {
       return false;
     }
   }
+  // The preset's title describes these rows: it holds for the bound cells as for the preset's own.
+  if (out.figure.title_scope.cells) out.figure.title_scope.cells = title_simulations(out.figure);
   p = std::move(out);
   return true;
 }

@@ -46,6 +46,8 @@ class Views {
   FigureWorkbench& figure() { return figure_; }
   SweepWorkbench& sweep() { return sweep_; }
   TrainingTab& training() { return training_; }
+  // --run DIR: the run folder that presets' and lessons' trained-network steps read instead of their own.
+  void set_run_override(std::string folder) { run_override_ = std::move(folder); }
   // A real model's tensor folder (tensor_analysis.hpp): analysed and shown in every tab instead of
   // the simulation. A folder that fails to open changes nothing; `error` says why.
   bool open_tensors(const std::string& folder, std::string& error);
@@ -121,6 +123,7 @@ class Views {
   LeakageTab leakage_;
   ProbesTab probes_;
   TrainingTab training_;
+  std::string run_override_;
   std::optional<LessonPlayer> lesson_;
   bool presenting_ = false;
   float present_scale_ = 1.6f;
