@@ -33,8 +33,13 @@ endif()
 foreach(p trained-cosine-maps trained-norms trained-layer-lines trained-adjacency-histograms)
   run_app(${p} --preset ${p} --run ${OUT}/run --samples 200 --export-figure ${OUT}/${p} --export-width 1000
           --exit-when-done)
-  if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/${p}/figure.png OR NOT EXISTS ${OUT}/${p}/figure.csv)
-    message(FATAL_ERROR "--preset ${p} --run: exit ${rc}, no figure.png or figure.csv")
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/${p}/figure.png OR NOT EXISTS ${OUT}/${p}/preset.json)
+    message(FATAL_ERROR "--preset ${p} --run: exit ${rc}, no figure.png or preset.json")
+  endif()
+  # The exported preset reads the run: its trained rows name the folder.
+  file(READ ${OUT}/${p}/preset.json preset)
+  if(NOT preset MATCHES "\"checkpoint\": \"${OUT}/run\"")
+    message(FATAL_ERROR "${p}: the exported preset does not read ${OUT}/run")
   endif()
 endforeach()
 
@@ -46,14 +51,14 @@ if(NOT rc EQUAL 2 OR NOT err MATCHES "is missing; training it takes about" OR NO
 endif()
 run_app(sink --preset trained-sink --run ${OUT}/run-bos --train-missing --samples 200 --export-figure ${OUT}/trained-sink
         --exit-when-done)
-if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/run-bos/step-000200.safetensors OR NOT EXISTS ${OUT}/trained-sink/figure.csv)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/run-bos/step-000200.safetensors OR NOT EXISTS ${OUT}/trained-sink/lines.csv)
   message(FATAL_ERROR "--train-missing: exit ${rc}")
 endif()
 # The sink curve has a point per evaluation and layer: 11 x 2 rows under the CSV header.
-file(STRINGS ${OUT}/trained-sink/figure.csv csv)
+file(STRINGS ${OUT}/trained-sink/lines.csv csv)
 list(LENGTH csv rows)
 if(NOT rows EQUAL 23)
-  message(FATAL_ERROR "trained-sink's figure.csv has ${rows} lines, 23 expected")
+  message(FATAL_ERROR "trained-sink's lines.csv has ${rows} lines, 23 expected")
 endif()
 
 run_app(animation --run ${OUT}/run --samples 200 --size 1280x800 --export-figure ${OUT}/animation --exit-when-done)

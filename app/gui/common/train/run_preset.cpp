@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "core/model/checkpoint_config.hpp"
 #include "core/train/tasks.hpp"
 #include "core/train/trainer.hpp"
@@ -118,6 +120,27 @@ double measured_tokens_per_s(const train::TrainRunConfig& c) {
   return s > 0 ? 2.0 * c.batch * data.n / s : 0.0;
 }
 
+double measured_evaluation_seconds(const train::TrainRunConfig& given, double tokens_per_s) {
+  namespace fs = std::filesystem;
+  train::TrainRunConfig c = given;
+  std::error_code ec;
+  const fs::path folder = fs::temp_directory_path(ec) / ("maskscope-estimate-" + std::to_string(::getpid()));
+  fs::remove_all(folder, ec);
+  c.out = folder.string();
+  c.steps = 1;
+  c.eval_every = 1;
+  c.checkpoint_every = 1;
+  c.opt.warmup = 0;
+  c.opt.decay_steps = 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  train::run_training(c, false, nullptr, nullptr);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fs::remove_all(folder, ec);
+  const int n = train::run_model(c, train::run_data(c)).n;
+  const double step = tokens_per_s > 0 ? double(c.batch) * n / tokens_per_s : 0.0;
+  return std::max(0.0, (s - step) / 2.0);  // two evaluations (and two checkpoints) and one step
+}
+
 std::string missing_run_message(const Preset& p, const std::string& folder) {
   if (!p.run) return "preset '" + p.name + "' needs a run folder";
   std::string estimate = "an unknown time";
@@ -126,10 +149,12 @@ std::string missing_run_message(const Preset& p, const std::string& folder) {
     const train::TrainRunConfig c = preset_training(*p.run, folder);
     const TrainingData data = train::run_data(c);
     const double rate = measured_tokens_per_s(c);
-    const double seconds = estimated_training_seconds(c, data.n, rate);
-    std::snprintf(line, sizeof line, "about %.0f s on this machine (%lld steps of batch %d, d %d, %d layers; %.0f "
-                                     "tokens/s measured, 1 thread)",
-                  seconds, (long long)c.steps, c.batch, c.model.d, c.model.layers, rate);
+    const double eval_s = measured_evaluation_seconds(c, rate);
+    const double evals = double(c.steps / std::max<std::int64_t>(1, c.eval_every) + 1);
+    const double seconds = double(c.steps) * c.batch * data.n / std::max(rate, 1.0) + evals * eval_s;
+    std::snprintf(line, sizeof line, "about %.0f s on this machine (%lld steps of batch %d, d %d, %d layers at %.0f "
+                                     "tokens/s measured, 1 thread, and %.0f evaluations of %.2f s measured)",
+                  seconds, (long long)c.steps, c.batch, c.model.d, c.model.layers, rate, evals, eval_s);
     estimate = line;
   } catch (const std::exception& e) { estimate = std::string("an unknown time (") + e.what() + ")"; }
   return "preset '" + p.name + "': the run folder '" + folder + "' is missing; training it takes " + estimate +
