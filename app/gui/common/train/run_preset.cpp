@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/model/checkpoint_config.hpp"
+#include "core/model/input_file.hpp"
 #include "core/train/tasks.hpp"
 #include "core/train/trainer.hpp"
 #include "common/train/training_session.hpp"
@@ -57,9 +58,6 @@ std::string preset_run_folder(const Preset& p, const std::string& override_folde
   return p.run ? p.run->folder : "";
 }
 
-namespace {
-
-// s as checkpoint `step` of `folder`: the model settings from its config.json, n its sequence length.
 std::vector<SettingError> as_checkpoint(Settings& s, const std::string& folder, std::int64_t step) {
   s.checkpoint = folder;
   s.step = step;
@@ -70,11 +68,27 @@ std::vector<SettingError> as_checkpoint(Settings& s, const std::string& folder, 
   try {
     const auto cfg = load_checkpoint_config(locate_checkpoint(folder, step).config);
     if (cfg->n_positions > 0) s.n = cfg->n_positions;
+    // The run's evaluation prompts (train_run.cpp's evaluation settings), when config.json says what the run was.
+    std::string text, why;
+    if (read_input_file(folder + "/config.json", kMaxTextInputBytes, "the run's config", text, why)) {
+      const auto j = nlohmann::json::parse(text, nullptr, false);
+      if (!j.is_discarded() && j.contains("training")) {
+        const train::TrainRunConfig c = train::training_from_json(j.at("training"));
+        if (!c.task.empty()) {
+          const Task task = task_from_name(c.task);
+          s.tokens = task_evaluation_tokens(task);
+          s.tokens_format = TokensFormat::chars;
+          s.n = task_shape(task).prompt_length + (s.fixed_first_token() ? 1 : 0);
+        } else {
+          s.tokens = c.tokens;
+          s.tokens_format = c.tokens_format;
+        }
+        s.samples = std::min<std::int64_t>(s.samples, 256);
+      }
+    }
   } catch (const std::exception& e) { return {{"checkpoint", e.what()}}; }
   return validate(s);
 }
-
-}  // namespace
 
 bool bind_preset_run(Preset& p, const std::string& folder, std::string& error) {
   namespace fs = std::filesystem;

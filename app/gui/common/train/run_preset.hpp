@@ -17,6 +17,11 @@ train::TrainRunConfig preset_training(const PresetRun& run, const std::string& f
 // The Training tab's defaults as training_json's keys.
 nlohmann::json default_training_json();
 
+// s as checkpoint `step` (-1: the last) of the run folder `folder`: checkpoint and step, the model settings of its
+// config.json, and its inputs the run's evaluation prompts (a task's 256 shipped prompts, n the prompt's length with
+// BOS; a token file's sequences), 256 samples at most, as log.jsonl's readings are taken. Errors name the setting.
+std::vector<SettingError> as_checkpoint(Settings& s, const std::string& folder, std::int64_t step);
+
 // The folder a preset's run reads: `override_folder` when given (--run DIR), else the preset's own.
 std::string preset_run_folder(const Preset& p, const std::string& override_folder);
 

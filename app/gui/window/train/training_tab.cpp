@@ -11,6 +11,7 @@
 #include "common/format.hpp"
 #include "window/live/live.hpp"
 #include "window/plot.hpp"
+#include "common/train/run_preset.hpp"
 
 namespace maskscope::gui {
 
@@ -123,17 +124,7 @@ bool TrainingTab::open_run(Controller& controller, const std::string& folder, st
 
 bool TrainingTab::show_step(Controller& controller, std::int64_t step, std::string& error) {
   Settings s = controller.settings();
-  s.checkpoint = session_.folder();
-  s.step = step;
-  s.model = Model::random_weights;
-  s.weights = WeightsMode::fixed;
-  auto errors = apply_checkpoint_settings(s, [](std::string_view) { return false; });
-  if (errors.empty()) {
-    try {
-      const auto cfg = load_checkpoint_config(locate_checkpoint(s.checkpoint, step).config);
-      if (cfg->n_positions > 0) s.n = cfg->n_positions;
-    } catch (const std::exception& e) { errors.push_back({"checkpoint", e.what()}); }
-  }
+  auto errors = as_checkpoint(s, session_.folder(), step);
   if (errors.empty()) errors = controller.edit(s);
   if (!errors.empty()) {
     error = errors[0].setting + ": " + errors[0].message;
