@@ -14,6 +14,7 @@ tests=(
   clang clang-format libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
   python3-torch python3-numpy
+  libopenblas0-pthread  # tools/train_bench_torch.py: torch's GEMMs on OpenBLAS (Debian's torch calls the system BLAS)
   pybind11-dev python3-pybind11 python3-pytest python3-matplotlib jupyter-nbconvert python3-ipykernel
   python3-venv python3-build python3-setuptools python3-wheel python3-mypy python3-pandas python3-xarray
   xvfb xauth libgl1-mesa-dri libglx-mesa0

@@ -101,6 +101,9 @@ void model_flags(TrainFlags& f, const CLI::App& cmd, std::vector<SettingError>& 
     errors.push_back({"model", "train trains the random-weight network: random_weights only"});
   if (cmd.count("--weights") && s.weights != WeightsMode::fixed)
     errors.push_back({"weights", "a trained network is one network: fixed only"});
+  if (!s.checkpoint.empty() || cmd.count("--step"))
+    errors.push_back({cmd.count("--step") ? "step" : "checkpoint",
+                      "train starts from the drawn network (--weight-seed); continue a run with --resume DIR"});
   if (s.mask == MaskKind::bidirectional)
     errors.push_back({"mask", "a language model predicts the next token from the ones before: causal or window:W"});
 }

@@ -30,15 +30,16 @@ void fix_blocking() {
 // The blocking (panel sizes and packing buffers) of a row-major product, as `c.noalias() = a * b` makes
 // it for each product. Made per call, its buffers (a few MB) are allocated and freed every time, which
 // cost a quarter of the GEMM's speed in maskscope-cli (OpenMPI's memory hooks keep glibc from reusing
-// them); each thread keeps the blockings of its last eight shapes instead (a forward pass uses four).
+// them); each thread keeps the blockings of its last kSlots shapes instead.
 using Blocking = Eigen::internal::gemm_blocking_space<Eigen::RowMajor, float, float, Eigen::Dynamic, Eigen::Dynamic,
                                                       Eigen::Dynamic, 1, false>;
+constexpr int kSlots = 24;  // a forward pass uses four shapes; a training step about twenty
 struct BlockingCache {
   struct Slot {
     int rows = -1, inner = -1, cols = -1;
     Blocking* blocking = nullptr;
   };
-  Slot slots[8];
+  Slot slots[kSlots];
   int next = 0;
   ~BlockingCache() {
     for (Slot& s : slots) delete s.blocking;
@@ -47,7 +48,7 @@ struct BlockingCache {
     for (Slot& s : slots)
       if (s.blocking && s.rows == rows && s.inner == inner && s.cols == cols) return *s.blocking;
     Slot& s = slots[next];
-    next = (next + 1) % 8;
+    next = (next + 1) % kSlots;
     delete s.blocking;
     s = {rows, inner, cols, new Blocking(rows, cols, inner, 1, true)};
     s.blocking->allocateAll();
@@ -69,22 +70,24 @@ void eigen_gemm(const float* A, int rows, int inner, const float* B, int cols, f
                                                                                  cache.get(rows, inner, cols), nullptr);
 }
 
-namespace {
-using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstMap = Eigen::Map<const RowMatrix>;
-using Map = Eigen::Map<RowMatrix>;
-}  // namespace
-
 void eigen_gemm_nt(const float* A, int rows, int inner, const float* B, int cols, float* C, bool accumulate) {
   fix_blocking();
-  Map c(C, rows, cols);
-  if (!accumulate) c.setZero();
-  c.noalias() += ConstMap(A, rows, inner) * ConstMap(B, cols, inner).transpose();
+  if (!accumulate)
+    for (std::ptrdiff_t e = 0; e < std::ptrdiff_t(rows) * cols; ++e) C[e] = 0.0f;
+  // B (cols x inner, row-major) is B^T (inner x cols) in column-major order.
+  Eigen::internal::general_matrix_matrix_product<Eigen::Index, float, Eigen::RowMajor, false, float, Eigen::ColMajor,
+                                                 false, Eigen::RowMajor, 1>::run(rows, cols, inner, A, inner, B, inner,
+                                                                                 C, 1, cols, 1.0f,
+                                                                                 cache.get(rows, inner, cols), nullptr);
 }
 
 void eigen_gemm_tn_add(const float* A, int inner, int rows, const float* B, int cols, float* C) {
   fix_blocking();
-  Map(C, rows, cols).noalias() += ConstMap(A, inner, rows).transpose() * ConstMap(B, inner, cols);
+  // A (inner x rows, row-major) is A^T (rows x inner) in column-major order.
+  Eigen::internal::general_matrix_matrix_product<Eigen::Index, float, Eigen::ColMajor, false, float, Eigen::RowMajor,
+                                                 false, Eigen::RowMajor, 1>::run(rows, cols, inner, A, rows, B, cols, C,
+                                                                                 1, cols, 1.0f,
+                                                                                 cache.get(rows, inner, cols), nullptr);
 }
 
 }  // namespace maskscope::rw
