@@ -26,7 +26,7 @@ std::string read_bytes(const fs::path& p) {
 // A run of seconds: d 16, 2 layers, 2 heads on reversal, 40 steps of batch 8, a checkpoint every 10.
 train::TrainRunConfig tiny_run(const std::string& folder) {
   PresetRun run;
-  run.train = {{"model", {{"d", 16}}}, {"steps", 40},           {"batch", 8},      {"eval_every", 10},
+  run.train = {{"model", {{"d", 16}}},   {"steps", 40},          {"batch", 8}, {"eval_every", 10},
                {"checkpoint_every", 10}, {"eval_sequences", 16}, {"warmup", 5}};
   return preset_training(run, folder);
 }

@@ -47,9 +47,7 @@ struct AppOptions {
     return exit_when_done || ui_bench > 0 || !screenshot.empty() || !export_dir.empty() || !slides_dir.empty();
   }
   // --export-figure with --run and no preset: a PNG of the window per checkpoint of the run (an animation).
-  bool exports_animation() const {
-    return !export_dir.empty() && !run_dir.empty() && !preset;
-  }
+  bool exports_animation() const { return !export_dir.empty() && !run_dir.empty() && !preset; }
 };
 
 // Parses argv into `o`. Returns -1 to go on, or an exit code (0 after --help, 2 after errors,

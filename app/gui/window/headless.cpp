@@ -123,8 +123,8 @@ bool HeadlessDriver::animation_after_frame(int fb_w, int fb_h) {
     slide_frames_done_ = 0;
     return false;
   }
-  const bool ready = training.shown_step() == steps[std::size_t(animation_index_)] &&
-                     views_.showing_final_snapshot() && !views_.transition_running();
+  const bool ready = training.shown_step() == steps[std::size_t(animation_index_)] && views_.showing_final_snapshot() &&
+                     !views_.transition_running();
   slide_frames_done_ = ready ? slide_frames_done_ + 1 : 0;
   if (slide_frames_done_ < 3) return false;
   namespace fs = std::filesystem;

@@ -173,8 +173,8 @@ struct FigureCell {
   PanelData panel;
   std::string metric_name;  // "RP", "adj", "norm adj" or empty
   double metric = 0, metric_se = 0;
-  bool available = false;        // the run has samples
-  std::vector<LeakageBin> bins;  // leakage_bins figures: dR^2 per query-position bin (Ruscio et al. Table 7)
+  bool available = false;                // the run has samples
+  std::vector<LeakageBin> bins;          // leakage_bins figures: dR^2 per query-position bin (Ruscio et al. Table 7)
   std::vector<double> sample_adjacency;  // sample_histograms: shares of samples per adjacency bin over [0, 1]
 };
 

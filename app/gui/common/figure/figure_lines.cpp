@@ -206,8 +206,9 @@ void sample_histogram_lines(const FigureData& data, FigureLines& out) {
       add(out, std::move(chart), std::move(sources));
     }
   out.columns = std::clamp<std::size_t>(per_group * groups, 1, 4);
-  out.note = "share of samples (token draws through the row's network) per bin of their adjacency score over [0, 1] "
-             "(Zuo et al. Fig. 13); the rows need the histograms setting";
+  out.note =
+      "share of samples (token draws through the row's network) per bin of their adjacency score over [0, 1] "
+      "(Zuo et al. Fig. 13); the rows need the histograms setting";
 }
 
 // A run folder's log.jsonl (the row's checkpoint): the weight on key 0 of each chosen layer against the step, +-1
@@ -245,8 +246,9 @@ void train_curve_lines(const FigureData& data, FigureLines& out) {
     add(out, std::move(chart), std::move(sources));
   }
   out.columns = std::clamp<std::size_t>(spec.rows.size(), 1, 3);
-  out.note = "the run's evaluations (log.jsonl): the mean attention weight on key 0 over the evaluation prompts, "
-             "+-1 SE (docs/model.md, \"Training\")";
+  out.note =
+      "the run's evaluations (log.jsonl): the mean attention weight on key 0 over the evaluation prompts, "
+      "+-1 SE (docs/model.md, \"Training\")";
 }
 
 }  // namespace

@@ -105,7 +105,8 @@ json preset_to_json(const Preset& p) {
 }
 
 Preset preset_from_json(const json& j) {
-  check_object_keys(j, "preset", {"maskscope", "name", "description", "settings", "view", "figure", "export", "sweep", "run"});
+  check_object_keys(j, "preset",
+                    {"maskscope", "name", "description", "settings", "view", "figure", "export", "sweep", "run"});
   Preset p;
   if (j.contains("maskscope")) get_string(j, "maskscope", "preset");  // the writer's version; any is read
   if (j.contains("name")) p.name = get_string(j, "name", "preset");
@@ -173,7 +174,8 @@ Preset preset_from_json(const json& j) {
         if (rows[r].contains("state")) {
           row.state = get_string(rows[r], "state", where);
           if (row.state != "init" && row.state != "trained")
-            throw std::runtime_error(where + ".state: '" + row.state + "'; valid: init (step 0), trained (the last step)");
+            throw std::runtime_error(where + ".state: '" + row.state +
+                                     "'; valid: init (step 0), trained (the last step)");
         }
         if (rows[r].contains("run")) row.run = get_string(rows[r], "run", where);
         if (!row.state.empty() && row.run.empty() && !p.run)

@@ -166,8 +166,9 @@ std::string missing_run_message(const Preset& p, const std::string& folder) {
     const double eval_s = measured_evaluation_seconds(c, rate);
     const double evals = double(c.steps / std::max<std::int64_t>(1, c.eval_every) + 1);
     const double seconds = double(c.steps) * c.batch * data.n / std::max(rate, 1.0) + evals * eval_s;
-    std::snprintf(line, sizeof line, "about %.0f s on this machine (%lld steps of batch %d, d %d, %d layers at %.0f "
-                                     "tokens/s measured, 1 thread, and %.0f evaluations of %.2f s measured)",
+    std::snprintf(line, sizeof line,
+                  "about %.0f s on this machine (%lld steps of batch %d, d %d, %d layers at %.0f "
+                  "tokens/s measured, 1 thread, and %.0f evaluations of %.2f s measured)",
                   seconds, (long long)c.steps, c.batch, c.model.d, c.model.layers, rate, evals, eval_s);
     estimate = line;
   } catch (const std::exception& e) { estimate = std::string("an unknown time (") + e.what() + ")"; }

@@ -18,8 +18,8 @@ namespace maskscope::gui {
 
 // One evaluation line of log.jsonl (docs/model.md, "Training").
 struct TrainLayerReading {
-  double adjacency = 0, adjacency_se = 0, norm_adjacency = 0, norm_adjacency_se = 0, rp = 0, rp_se = 0,
-         sink_weight = 0, sink_weight_se = 0;
+  double adjacency = 0, adjacency_se = 0, norm_adjacency = 0, norm_adjacency_se = 0, rp = 0, rp_se = 0, sink_weight = 0,
+         sink_weight_se = 0;
 };
 struct TrainEvaluation {
   std::int64_t step = 0;

@@ -19,7 +19,7 @@ namespace {
 
 constexpr const char* kTasks[] = {"addition", "reversal", "indexing", "ordering"};
 constexpr const char* kMetrics[] = {"adjacency", "norm adjacency", "RP", "weight on key 0"};
-const ImU32 kLayerColors[] = {IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255), IM_COL32(44, 160, 44, 255),
+const ImU32 kLayerColors[] = {IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255),  IM_COL32(44, 160, 44, 255),
                               IM_COL32(214, 39, 40, 255),   IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
                               IM_COL32(227, 119, 194, 255), IM_COL32(127, 127, 127, 255)};
 
@@ -72,7 +72,8 @@ std::string TrainingTab::status_text() {
   char b[200];
   std::snprintf(b, sizeof b, "training: step %lld / %lld   loss %.3f   %s tokens/s   ETA %s%s", (long long)p.step,
                 (long long)p.steps, p.loss, with_thousands(std::int64_t(p.tokens_per_s)).c_str(),
-                seconds_text(session_.eta_seconds()).c_str(), st == TrainingSession::State::stopping ? " (pausing)" : "");
+                seconds_text(session_.eta_seconds()).c_str(),
+                st == TrainingSession::State::stopping ? " (pausing)" : "");
   return b;
 }
 
@@ -159,21 +160,23 @@ void TrainingTab::tick(Controller& controller) {
 }
 
 void TrainingTab::draw_form() {
-  const bool busy = session_.state() == TrainingSession::State::running ||
-                    session_.state() == TrainingSession::State::stopping;
+  const bool busy =
+      session_.state() == TrainingSession::State::running || session_.state() == TrainingSession::State::stopping;
   ImGui::BeginDisabled(busy);
   ImGui::TextUnformatted("New run");
   ImGui::Checkbox("token file", &use_tokens_);
-  explain("Train a language model on a token file (loss on every next token, a held-out 10% tail as the test set) "
-          "instead of one of Zuo et al.'s four tasks.");
+  explain(
+      "Train a language model on a token file (loss on every next token, a held-out 10% tail as the test set) "
+      "instead of one of Zuo et al.'s four tasks.");
   if (use_tokens_) {
     char buf[512];
     std::snprintf(buf, sizeof buf, "%s", tokens_path_.c_str());
     if (ImGui::InputText("tokens", buf, sizeof buf)) tokens_path_ = buf;
   } else {
     ImGui::Combo("task", &task_, kTasks, 4);
-    explain("Zuo et al.'s tasks (Sec. 4.2): 20,000 training and 20,000 test sequences, loss on the answer tokens, "
-            "test accuracy = exact match of the greedy answer.");
+    explain(
+        "Zuo et al.'s tasks (Sec. 4.2): 20,000 training and 20,000 test sequences, loss on the answer tokens, "
+        "test accuracy = exact match of the greedy answer.");
   }
   Settings& s = form_.model;
   ImGui::PushItemWidth(90);
@@ -189,7 +192,8 @@ void TrainingTab::draw_form() {
   explain("first_token fixed: every sequence starts with the same BOS token (where a learned sink forms).");
   ImGui::SameLine();
   bool learned = s.pos_embedding == PosEmbedding::learned;
-  if (ImGui::Checkbox("learned positions", &learned)) s.pos_embedding = learned ? PosEmbedding::learned : PosEmbedding::none;
+  if (ImGui::Checkbox("learned positions", &learned))
+    s.pos_embedding = learned ? PosEmbedding::learned : PosEmbedding::none;
   double rope = s.rope_base;
   if (ImGui::InputDouble("RoPE base (0 off)", &rope, 0, 0, "%.0f")) s.rope_base = std::max(0.0, rope);
   input_whole("weight seed", s.weight_seed, 1, 1'000'000'000);
@@ -256,8 +260,9 @@ void TrainingTab::draw_plots(float height) {
   plot("##acc", ImVec2(-1, height), {"Test accuracy (exact match)", x_label, "accuracy"}, {acc});
   ImGui::SetNextItemWidth(200);
   ImGui::Combo("per-layer reading", &metric_, kMetrics, 4);
-  explain("Per layer on the evaluation prompts, with +-1 SE bars: the adjacency of the output cosines, the norm "
-          "adjacency, the recency probability RP of the weights, and the mean attention weight on key 0 (the sink).");
+  explain(
+      "Per layer on the evaluation prompts, with +-1 SE bars: the adjacency of the output cosines, the norm "
+      "adjacency, the recency probability RP of the weights, and the mean attention weight on key 0 (the sink).");
   std::size_t layers = 0;
   for (const auto& e : ev) layers = std::max(layers, e.layers.size());
   std::vector<PlotSeries> per_layer;
@@ -327,13 +332,15 @@ void TrainingTab::draw(Controller& controller) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 200);
     char label[64];
-    std::snprintf(label, sizeof label, "step %lld", (long long)steps[std::size_t(std::clamp(scrub_, 0, int(steps.size()) - 1))]);
+    std::snprintf(label, sizeof label, "step %lld",
+                  (long long)steps[std::size_t(std::clamp(scrub_, 0, int(steps.size()) - 1))]);
     if (ImGui::SliderInt("##scrub", &scrub_, 0, int(steps.size()) - 1, label)) {
       follow_ = scrub_ == int(steps.size()) - 1;
       playing_ = false;
     }
-    explain("The checkpoint that is the live model: Attention, h(j) and norms, Metrics, Leakage, Probes, Histograms "
-            "and Sweep show this network (Settings checkpoint and step).");
+    explain(
+        "The checkpoint that is the live model: Attention, h(j) and norms, Metrics, Leakage, Probes, Histograms "
+        "and Sweep show this network (Settings checkpoint and step).");
     ImGui::SameLine();
     ImGui::Checkbox("follow newest", &follow_);
   } else {

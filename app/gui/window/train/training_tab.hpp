@@ -55,9 +55,9 @@ class TrainingTab {
   char open_folder_[512] = "maskscope-runs/reversal-d32";
   std::string message_;
   bool message_error_ = false;
-  int scrub_ = 0;              // index into the checkpoints
+  int scrub_ = 0;                 // index into the checkpoints
   std::int64_t shown_step_ = -2;  // the checkpoint step the live model has (-2: none)
-  bool follow_ = true;         // the scrubber follows the newest checkpoint
+  bool follow_ = true;            // the scrubber follows the newest checkpoint
   bool playing_ = false;
   bool open_requested_ = false;
   std::chrono::steady_clock::time_point last_play_{};

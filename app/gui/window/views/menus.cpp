@@ -18,8 +18,9 @@ void Views::apply_preset(const Preset& given) {
   Preset p = given;
   // A trained network's preset from the menu: its rows read the preset's run folder; a missing one is offered in
   // the Training tab (Start trains it), with how long it takes, never trained silently.
-  const bool unbound = std::any_of(p.figure.rows.begin(), p.figure.rows.end(),
-                                   [](const FigureRow& r) { return !r.state.empty() && r.settings.checkpoint.empty(); });
+  const bool unbound = std::any_of(p.figure.rows.begin(), p.figure.rows.end(), [](const FigureRow& r) {
+    return !r.state.empty() && r.settings.checkpoint.empty();
+  });
   if (p.run && unbound) {
     std::string error;
     if (!bind_preset_run(p, p.run->folder, error)) {
