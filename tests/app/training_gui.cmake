@@ -67,6 +67,12 @@ list(LENGTH frames nframes)
 if(NOT rc EQUAL 0 OR NOT nframes EQUAL 11)
   message(FATAL_ERROR "the animation: exit ${rc}, ${nframes} PNGs (11 checkpoints)")
 endif()
+# The scrubber changes the live model: the first and last checkpoints' windows differ.
+file(SHA256 ${OUT}/animation/step-000000.png first)
+file(SHA256 ${OUT}/animation/step-000200.png last)
+if(first STREQUAL last)
+  message(FATAL_ERROR "the animation's first and last frames are the same picture")
+endif()
 
 run_app(lesson --lesson what-training-keeps --run ${OUT}/run-bos --samples 200 --size 1280x800
         --export-slides ${OUT}/slides --exit-when-done)
