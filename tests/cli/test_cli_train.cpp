@@ -57,6 +57,17 @@ TEST_CASE("train: bad flags exit 2 naming the flag and its range, and leave the 
   CHECK(cli("train --resume " + work("train_other") + " --quiet").code == 0);
 }
 
+TEST_CASE("train: a run that would not fit in memory is refused before the folder is made, naming --batch") {
+  fs::remove_all(work("train_memory"));
+  const Result r = cli_env("MASKSCOPE_MEMORY_LIMIT=20000000",
+                           "train --task addition --d 256 --heads 2 --layers 2 "
+                           "--steps 6 --batch 8 --quiet --out " +
+                               work("train_memory"));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--batch") != std::string::npos);
+  CHECK(!fs::exists(work("train_memory")));
+}
+
 #if MASKSCOPE_TEST_MPI
 TEST_CASE("mpirun -np 2 train: the chunks split over two ranks give the one-process bytes") {
   fs::remove_all(work("train_single"));
