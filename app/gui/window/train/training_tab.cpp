@@ -116,6 +116,7 @@ bool TrainingTab::settling() {
 bool TrainingTab::open_run(Controller& controller, const std::string& folder, std::string& error) {
   if (!session_.open(folder, error)) return false;
   std::snprintf(open_folder_, sizeof open_folder_, "%s", folder.c_str());
+  prepare(session_.config());  // the form shows what the run is
   const auto& steps = session_.checkpoints();
   if (steps.empty()) return true;
   scrub_ = int(steps.size()) - 1;
@@ -126,6 +127,8 @@ bool TrainingTab::open_run(Controller& controller, const std::string& folder, st
 bool TrainingTab::show_step(Controller& controller, std::int64_t step, std::string& error) {
   Settings s = controller.settings();
   auto errors = as_checkpoint(s, session_.folder(), step);
+  // The run's evaluation prompts are 256: the automatic sample count (seconds of the cores) would repeat them.
+  if (errors.empty()) controller.set_auto_samples(false);
   if (errors.empty()) errors = controller.edit(s);
   if (!errors.empty()) {
     error = errors[0].setting + ": " + errors[0].message;
