@@ -1,9 +1,11 @@
 // The Training tab's model: a run in a background thread, and the run folder read as it grows.
 #include "common/train/training_session.hpp"
 
+#if defined(__linux__)
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#endif
 
 #include <filesystem>
 #include <sstream>
@@ -194,7 +196,9 @@ void TrainingSession::launch(bool resume) {
   thread_ = std::thread([this, resume] {
     // Low priority, as the live run's workers: the UI thread keeps its core. The trainer's own workers
     // inherit it.
+#if defined(__linux__)
     setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+#endif
     std::string failure;
     std::int64_t reached = 0;
     try {
