@@ -194,8 +194,8 @@ void TrainingSession::launch(bool resume) {
   }
   stop_ = false;
   thread_ = std::thread([this, resume] {
-    // Low priority, as the live run's workers: the UI thread keeps its core. The trainer's own workers
-    // inherit it.
+  // Low priority, as the live run's workers: the UI thread keeps its core. The trainer's own workers
+  // inherit it.
 #if defined(__linux__)
     setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
 #endif
