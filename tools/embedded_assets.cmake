@@ -7,9 +7,11 @@ set(MASKSCOPE_PRESET_NAMES behind-rope-fig2 behind-rope-fig4 behind-rope-fig7 be
                            zuo-fig11-norms ruscio-fig1-bins sweep-ln-recency-sec3 sweep-ln-recency-fig5
                            sweep-ln-recency-fig6 sweep-ln-recency-phase sweep-zuo-table5 sweep-behind-rope-fig7
                            sweep-ruscio-causal-bidirectional zuo-fig2-histograms zuo-fig5-learned-positions
-                           zuo-fig8-probes ruscio-first-token zuo-table1-tasks zuo-table6-tasks)
+                           zuo-fig8-probes ruscio-first-token zuo-table1-tasks zuo-table6-tasks trained-cosine-maps
+                           trained-norms trained-layer-lines trained-adjacency-histograms trained-sink)
 # Shipped lessons (assets/lessons), listed in the Lessons menu in this order.
-set(MASKSCOPE_LESSON_NAMES where-position-comes-from layernorm-recency random-networks absolute-leakage)
+set(MASKSCOPE_LESSON_NAMES where-position-comes-from layernorm-recency random-networks absolute-leakage
+                           what-training-keeps)
 
 # The custom command that writes OUT (a C++ source) from FILES as the string_views NAMES (tools/embed.cmake).
 function(maskscope_embed_files out root files names comment)

@@ -33,8 +33,8 @@ TEST_CASE("every shipped lesson loads from disk and from the binary, and every s
       if (l.steps[k].point) CHECK(l.steps[k].point->layer <= lesson_settings(l, k).layers);
     }
   }
-  CHECK(on_disk == 4);
-  CHECK(shipped_lessons().size() == 4);  // none skipped as broken
+  CHECK(on_disk == 5);
+  CHECK(shipped_lessons().size() == 5);  // none skipped as broken
   for (const char* name : {"where-position-comes-from", "layernorm-recency", "random-networks", "absolute-leakage"})
     CHECK_MESSAGE(find_shipped_lesson(name) != nullptr, name);
 }

@@ -35,7 +35,7 @@ TEST_CASE("view options: every tab, quantity and option survives JSON and back")
       CHECK(back == v);
       ++checked;
     }
-  CHECK(checked == 9 * int(kQuantityCount));
+  CHECK(checked == 10 * int(kQuantityCount));
   ViewOptions v;
   v.sequential = ColormapId::magma;
   v.diverging = ColormapId::coolwarm;
@@ -67,7 +67,7 @@ TEST_CASE("view options: only the keys present change; a bad value names its key
                     doctest::Contains("view.show: 'scores'; valid: score, weight"));
   CHECK_THROWS_WITH(view_from_json(nlohmann::json::parse(R"({"tab": "diag"})"), v),
                     "view.tab: 'diag'; valid: attention, diagonal, hofj, metrics, figure, leakage, sweep, probes, "
-                    "histograms");
+                    "histograms, training");
   CHECK_THROWS_WITH(view_from_json(nlohmann::json::parse(R"({"range": "some"})"), v),
                     "view.range: 'some'; valid: all, visible, robust");
   CHECK_THROWS_WITH(view_from_json(nlohmann::json::parse(R"({"colormap": "rdbu"})"), v),

@@ -12,9 +12,11 @@ extern const std::string_view preset_behind_rope_fig2, preset_behind_rope_fig4, 
     preset_sweep_ln_recency_sec3, preset_sweep_ln_recency_fig5, preset_sweep_ln_recency_fig6,
     preset_sweep_ln_recency_phase, preset_sweep_zuo_table5, preset_sweep_behind_rope_fig7,
     preset_sweep_ruscio_causal_bidirectional, preset_zuo_fig2_histograms, preset_zuo_fig5_learned_positions,
-    preset_zuo_fig8_probes, preset_ruscio_first_token, preset_zuo_table1_tasks, preset_zuo_table6_tasks;
+    preset_zuo_fig8_probes, preset_ruscio_first_token, preset_zuo_table1_tasks, preset_zuo_table6_tasks,
+    preset_trained_cosine_maps, preset_trained_norms, preset_trained_layer_lines, preset_trained_adjacency_histograms,
+    preset_trained_sink;
 extern const std::string_view lesson_where_position_comes_from, lesson_layernorm_recency, lesson_random_networks,
-    lesson_absolute_leakage;
+    lesson_absolute_leakage, lesson_what_training_keeps;
 }  // namespace maskscope::embedded
 
 namespace maskscope::gui {
@@ -64,6 +66,11 @@ std::span<const EmbeddedAsset> presets() {
       {"zuo-fig8-probes", embedded::preset_zuo_fig8_probes},
       {"ruscio-fig1-bins", embedded::preset_ruscio_fig1_bins},
       {"ruscio-first-token", embedded::preset_ruscio_first_token},
+      {"trained-cosine-maps", embedded::preset_trained_cosine_maps},
+      {"trained-norms", embedded::preset_trained_norms},
+      {"trained-layer-lines", embedded::preset_trained_layer_lines},
+      {"trained-adjacency-histograms", embedded::preset_trained_adjacency_histograms},
+      {"trained-sink", embedded::preset_trained_sink},
       {"sweep-ln-recency-sec3", embedded::preset_sweep_ln_recency_sec3},
       {"sweep-ln-recency-fig5", embedded::preset_sweep_ln_recency_fig5},
       {"sweep-ln-recency-fig6", embedded::preset_sweep_ln_recency_fig6},
@@ -79,7 +86,8 @@ std::span<const EmbeddedAsset> lessons() {
   static const EmbeddedAsset list[] = {{"where-position-comes-from", embedded::lesson_where_position_comes_from},
                                        {"layernorm-recency", embedded::lesson_layernorm_recency},
                                        {"random-networks", embedded::lesson_random_networks},
-                                       {"absolute-leakage", embedded::lesson_absolute_leakage}};
+                                       {"absolute-leakage", embedded::lesson_absolute_leakage},
+                                       {"what-training-keeps", embedded::lesson_what_training_keeps}};
   return list;
 }
 

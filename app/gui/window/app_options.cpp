@@ -126,7 +126,8 @@ namespace {
 // the line's (the preset first; then --set and the setting flags refine it).
 struct AppFlags {
   std::string preset, samples, export_figure, open, from_results, export_scale, export_width, tab, show, range, size,
-      theme, screenshot, screenshot_at_samples, screenshot_at_se, ui_bench, lesson, step, export_slides, hide_diagonal;
+      theme, screenshot, screenshot_at_samples, screenshot_at_se, ui_bench, lesson, step, export_slides, hide_diagonal,
+      run, train;
   std::vector<std::string> set;             // --set key=value, in order
   std::map<std::string, std::string> text;  // setting flag -> its text (the settings table's flags)
 };
@@ -163,6 +164,12 @@ void add_app_flags(CLI::App& app, AppFlags& f) {
   opt("--step", f.step, "K: the lesson's step to start at (1-based)", "K");
   app.add_flag("--present")->description("presentation mode");
   opt("--export-slides", f.export_slides, "DIR: one PNG per lesson step and slides.md", "DIR");
+  opt("--run", f.run,
+      "DIR: a training run folder: opened in the Training tab (its last checkpoint the live model), a preset's run; "
+      "with --export-figure and no preset, a PNG of the window per checkpoint",
+      "DIR");
+  opt("--train", f.train, "DIR: start training into DIR (new or empty) with the Training tab's defaults", "DIR");
+  app.add_flag("--train-missing")->description("train a preset's missing run folder first (it says how long)");
   // Every setting as a flag, as maskscope-cli's run takes it, unless the window has an option of that name.
   for (const SettingInfo& row : setting_table()) {
     const std::string flag = std::string("--") + row.flag;
@@ -225,6 +232,12 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
   if (given("--samples"))
     if (auto v = whole_option("--samples", f.samples, Limits::samples_min, Limits::samples_max, errors)) samples = *v;
   if (given("--export-figure")) o.export_dir = f.export_figure;
+  if (given("--run")) o.run_dir = f.run;
+  if (given("--run") && o.run_dir.empty()) errors.push_back("--run needs a run folder");
+  if (given("--train")) o.train_dir = f.train;
+  if (given("--train") && o.train_dir.empty()) errors.push_back("--train needs a folder (new or empty)");
+  if (given("--train") && given("--run")) errors.push_back("--train starts a new run; --run opens one: not both");
+  if (given("--train-missing")) o.train_missing = true;
   if (given("--export-figure") && o.export_dir.empty()) errors.push_back("--export-figure needs a folder");
   if (given("--open")) o.tensors_dir = f.open;
   if (given("--from-results")) o.results_dir = f.from_results;
@@ -325,8 +338,8 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
   if (!o.export_dir.empty() && o.preset && o.preset->figure.rows.empty() && !sweep_export)
     errors.push_back("--export-figure: preset '" + o.preset->name + "' has no figure rows" +
                      (o.preset->sweep ? " (its sweep exports with --tab sweep)" : ""));
-  if (!o.export_dir.empty() && !preset_given)
-    errors.push_back("--export-figure needs --preset with a figure (rows) or a sweep (on --tab sweep)");
+  if (!o.export_dir.empty() && !preset_given && o.run_dir.empty())
+    errors.push_back("--export-figure needs --preset with a figure (rows) or a sweep (on --tab sweep), or --run DIR");
   if (!o.tensors_dir.empty()) {  // checked here (headers only), so a bad folder never opens a window
     try {
       open_tensors(o.tensors_dir);

@@ -36,6 +36,9 @@ struct AppOptions {
   std::optional<std::int64_t> samples_cap;  // --samples with a lesson: caps every step
   std::string tensors_dir;                  // --open DIR: a real model's tensor folder
   std::string results_dir;                  // --from-results DIR: the figure's runs come from .msum files
+  std::string run_dir;                      // --run DIR: a training run folder (Training tab; a preset's run)
+  std::string train_dir;                    // --train DIR: start a run with the Training tab's defaults
+  bool train_missing = false;               // --train-missing: train a preset's missing run folder first
   // The merged results behind the preset's figure, one per simulation (read while parsing).
   std::vector<std::pair<Settings, std::shared_ptr<const Snapshot>>> stored_results;
   std::vector<std::string> errors;  // what a refused command line printed (parse_app_options returned 2)
@@ -43,6 +46,8 @@ struct AppOptions {
   bool headless() const {
     return exit_when_done || ui_bench > 0 || !screenshot.empty() || !export_dir.empty() || !slides_dir.empty();
   }
+  // --export-figure with --run and no preset: a PNG of the window per checkpoint of the run (an animation).
+  bool exports_animation() const { return !export_dir.empty() && !run_dir.empty() && !preset; }
 };
 
 // Parses argv into `o`. Returns -1 to go on, or an exit code (0 after --help, 2 after errors,

@@ -29,7 +29,7 @@ HeadlessDriver::HeadlessDriver(const AppOptions& options, Controller& controller
     : options_(options),
       controller_(controller),
       views_(views),
-      exporting_(!options.export_dir.empty()),
+      exporting_(!options.export_dir.empty() && !options.exports_animation()),
       last_restart_seen_(controller.restarts()) {
   // Headless export: the figure's runs get the cores; the live run waits, and says why.
   if (exporting_) controller_.set_paused(true, "figure runs have priority (headless export)");
@@ -109,7 +109,46 @@ bool HeadlessDriver::slides_after_frame(int fb_w, int fb_h) {
   return true;
 }
 
+bool HeadlessDriver::animation_after_frame(int fb_w, int fb_h) {
+  TrainingTab& training = views_.training();
+  const auto& steps = training.session().checkpoints();
+  if (steps.empty()) {
+    std::fprintf(stderr, "maskscope: --run %s: no checkpoint to export\n", options_.run_dir.c_str());
+    exit_code_ = 2;
+    return true;
+  }
+  if (animation_index_ < 0) {
+    animation_index_ = 0;
+    training.select(0);
+    slide_frames_done_ = 0;
+    return false;
+  }
+  const bool ready = training.shown_step() == steps[std::size_t(animation_index_)] && views_.showing_final_snapshot() &&
+                     !views_.transition_running();
+  slide_frames_done_ = ready ? slide_frames_done_ + 1 : 0;
+  if (slide_frames_done_ < 3) return false;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(options_.export_dir, ec);
+  char name[64];
+  std::snprintf(name, sizeof name, "step-%06lld.png", (long long)steps[std::size_t(animation_index_)]);
+  const std::string path = (fs::path(options_.export_dir) / name).string();
+  std::string error;
+  if (!save_screenshot(path, {fb_w, fb_h, true}, error)) {
+    std::fprintf(stderr, "maskscope: cannot write %s: %s\n", path.c_str(), error.c_str());
+    exit_code_ = 1;
+    return true;
+  }
+  std::printf("maskscope: exported %s\n", path.c_str());
+  std::fflush(stdout);
+  slide_frames_done_ = 0;
+  if (++animation_index_ >= int(steps.size())) return true;
+  training.select(animation_index_);
+  return false;
+}
+
 bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
+  if (options_.exports_animation()) return animation_after_frame(fb_w, fb_h);
   if (!options_.slides_dir.empty()) {
     const auto now = std::chrono::steady_clock::now();
     frame_ms_.push_back(std::chrono::duration<double, std::milli>(now - last_frame_).count());
@@ -138,7 +177,8 @@ bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
   // On the Sweep tab the sweep is what is waited for (the live run goes on beside it, at its own pace).
   const bool done = exporting_  ? exported_
                     : sweep_tab ? views_.sweep().complete()
-                                : views_.showing_final_snapshot() && figure.complete() && figure.shown_complete();
+                                : views_.showing_final_snapshot() && figure.complete() && figure.shown_complete() &&
+                                      !views_.training().settling();
   if (options_.exit_when_done && done) ++frames_after_done_;
   if (!options_.screenshot.empty() && !screenshot_taken_ && screenshot_due()) {
     screenshot_taken_ = true;

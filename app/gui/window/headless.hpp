@@ -30,7 +30,7 @@ class HeadlessDriver {
   // drew 70-80 frames a second of software GL, which took the workers' cores (issue 48).
   bool busy() const {
     return options_.headless() && options_.ui_bench == 0 &&
-           (frames_after_done_ > 0 || slide_frames_done_ > 0 || (exporting_ && exported_));
+           (frames_after_done_ > 0 || slide_frames_done_ > 0 || (exporting_ && exported_) || animation_index_ >= 0);
   }
   int exit_code() const { return exit_code_; }
   // Frame-time and first-heatmap statistics (for --ui-bench and --exit-when-done).
@@ -40,6 +40,9 @@ class HeadlessDriver {
   bool screenshot_due() const;
   // --export-slides: one PNG per step once its run is done and the transition over, then slides.md.
   bool slides_after_frame(int fb_w, int fb_h);
+  // --run DIR --export-figure OUT without a preset: a PNG of the window per checkpoint, once its run is done.
+  bool animation_after_frame(int fb_w, int fb_h);
+  int animation_index_ = -1;
 
   const AppOptions& options_;
   Controller& controller_;

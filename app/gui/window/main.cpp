@@ -22,6 +22,7 @@
 #include "window/screenshot.hpp"
 #include "window/shortcuts.hpp"
 #include "window/views/views.hpp"
+#include "common/train/run_preset.hpp"
 
 namespace gui = maskscope::gui;
 namespace browser = maskscope::gui::browser;
@@ -229,7 +230,46 @@ int main(int argc, char** argv) {
     p.view = opt.view;
     if (opt.export_scale) p.export_options = {*opt.export_scale, 0};
     if (opt.export_width) p.export_options.width = *opt.export_width;
+    // A trained network's preset: its rows read the run folder (--run DIR or the preset's). A missing folder is
+    // trained only when asked (--train-missing); otherwise the message says how long it would take.
+    const bool has_states = std::any_of(p.figure.rows.begin(), p.figure.rows.end(),
+                                        [](const gui::FigureRow& r) { return !r.state.empty(); });
+    if (p.run || has_states) {
+      const std::string folder = gui::preset_run_folder(p, opt.run_dir);
+      std::string error;
+      if (!gui::bind_preset_run(p, folder, error) && !std::filesystem::exists(folder) && opt.train_missing && p.run) {
+        try {
+          const auto c = gui::preset_training(*p.run, folder);
+          std::printf("maskscope: training %s (%lld steps)...\n", folder.c_str(), (long long)c.steps);
+          std::fflush(stdout);
+          maskscope::train::run_training(c, false, nullptr, nullptr);
+          error.clear();
+          if (gui::bind_preset_run(p, folder, error)) error.clear();
+        } catch (const std::exception& e) { error = e.what(); }
+      }
+      if (!error.empty()) {
+        const std::string m = std::filesystem::exists(folder) ? error : gui::missing_run_message(p, folder);
+        std::fprintf(stderr, "maskscope: --preset: %s\n", m.c_str());
+        if (opt.headless()) exit_code = 2;
+        views.set_status_message(m, true);
+      }
+    }
     views.apply_preset(p);
+  }
+  if (!opt.run_dir.empty()) {  // --run DIR: the Training tab shows it, its last checkpoint the live model
+    std::string error;
+    if (!views.training().open_run(app->controller, opt.run_dir, error)) {
+      std::fprintf(stderr, "maskscope: --run: %s\n", error.c_str());
+      if (opt.headless()) exit_code = 2;
+      views.set_status_message(error, true);
+    }
+  }
+  if (!opt.train_dir.empty()) {  // --train DIR: a run with the Training tab's defaults, in the background
+    std::string error;
+    if (!views.training().start_into(opt.train_dir, error)) {
+      std::fprintf(stderr, "maskscope: --train: %s\n", error.c_str());
+      exit_code = 2;
+    }
   }
   if (!opt.tensors_dir.empty()) {  // --open DIR: a failure ends with exit code 2, as a bad preset does
     std::string error;
@@ -240,6 +280,7 @@ int main(int argc, char** argv) {
       views.compare_tensors_with_simulation();  // --open DIR --tab figure: model beside simulation
     }
   }
+  if (!opt.run_dir.empty()) views.set_run_override(opt.run_dir);
   if (opt.lesson) {
     views.set_lesson_samples_cap(opt.samples_cap);
     views.start_lesson(*opt.lesson);

@@ -26,17 +26,22 @@ namespace maskscope::gui {
 // The line kinds (figure_lines.hpp): layer_lines, a metric against the layer, one line per row (Zuo et al.
 // Fig. 3 and 7); norms, the output norms ||x_i|| against the position i, one line per layer (Zuo et al.
 // Fig. 11); leakage_bins, dR^2 against the query-position bin on a log axis (Ruscio et al. Fig. 1).
-enum class FigureKind { heatmaps, h_of_j, table, layer_lines, norms, leakage_bins };
+// sample_histograms: each sample's adjacency score as a histogram over [0, 1], one chart per layer, one line per row
+// (Zuo et al. Fig. 13, init against trained; rows need Settings::histograms); train_curves: a run folder's
+// log.jsonl readings against the step, one chart per row (its checkpoint's run), one line per layer (issue 50).
+enum class FigureKind { heatmaps, h_of_j, table, layer_lines, norms, leakage_bins, sample_histograms, train_curves };
 // What a table figure's cells hold: the row's own metric (RP, adj, norm adj by what it shows), or the
 // absolute-position leakage dR^2 of the logits or of the weights (Ruscio et al.; docs/model.md section 8).
 enum class TableMetric { automatic, delta_r2, weight_delta_r2 };
 // Their names in presets (enum_names.hpp): to_string, the preset reader and its messages read these.
-inline constexpr EnumTable<FigureKind, 6> kFigureKindNames{{{FigureKind::heatmaps, "heatmaps"},
+inline constexpr EnumTable<FigureKind, 8> kFigureKindNames{{{FigureKind::heatmaps, "heatmaps"},
                                                             {FigureKind::h_of_j, "h_of_j"},
                                                             {FigureKind::table, "table"},
                                                             {FigureKind::layer_lines, "layer_lines"},
                                                             {FigureKind::norms, "norms"},
-                                                            {FigureKind::leakage_bins, "leakage_bins"}}};
+                                                            {FigureKind::leakage_bins, "leakage_bins"},
+                                                            {FigureKind::sample_histograms, "sample_histograms"},
+                                                            {FigureKind::train_curves, "train_curves"}}};
 inline constexpr EnumTable<TableMetric, 3> kTableMetricNames{{{TableMetric::automatic, "auto"},
                                                               {TableMetric::delta_r2, "delta_r2"},
                                                               {TableMetric::weight_delta_r2, "weight_delta_r2"}}};
@@ -47,6 +52,10 @@ struct FigureRow {
   Settings settings;
   Quantity quantity = Quantity::score;
   Transform transform = Transform::raw;
+  // A trained network's row (issue 50): "init" (step 0) or "trained" (the last step) of the preset's run folder
+  // (or of `run`, another run folder), bound when the preset is applied (common/train/run_preset.hpp); "" otherwise.
+  std::string state = {};
+  std::string run = {};
   bool operator==(const FigureRow&) const = default;
 };
 
@@ -95,6 +104,15 @@ struct ExportOptions {
   bool operator==(const ExportOptions&) const = default;
 };
 
+// The training run a preset shows (issue 50): its default folder (relative to the working folder; --run DIR
+// overrides it) and the run's training settings (training_json's keys; those left out keep the Training tab's
+// defaults), so that a missing folder can be trained when asked.
+struct PresetRun {
+  std::string folder;
+  nlohmann::json train = nlohmann::json::object();
+  bool operator==(const PresetRun&) const = default;
+};
+
 struct Preset {
   std::string name;         // file stem, e.g. "ln-recency-fig1"
   std::string description;  // paper and figure
@@ -103,13 +121,15 @@ struct Preset {
   FigureSpec figure;
   ExportOptions export_options;
   std::optional<SweepView> sweep;  // the Sweep tab's sweep (issue 32), when the preset is a sweep
+  std::optional<PresetRun> run;    // a trained network's preset: rows with a state read this run folder
   bool operator==(const Preset&) const = default;
 };
 
 std::string_view to_string(FigureKind k);
 // layer_lines, norms and leakage_bins: drawn as line charts (figure_lines.hpp).
 inline bool is_line_kind(FigureKind k) {
-  return k == FigureKind::layer_lines || k == FigureKind::norms || k == FigureKind::leakage_bins;
+  return k == FigureKind::layer_lines || k == FigureKind::norms || k == FigureKind::leakage_bins ||
+         k == FigureKind::sample_histograms || k == FigureKind::train_curves;
 }
 
 // The settings a figure cell simulates: row settings, then the group's overrides, with enough
@@ -153,8 +173,9 @@ struct FigureCell {
   PanelData panel;
   std::string metric_name;  // "RP", "adj", "norm adj" or empty
   double metric = 0, metric_se = 0;
-  bool available = false;        // the run has samples
-  std::vector<LeakageBin> bins;  // leakage_bins figures: dR^2 per query-position bin (Ruscio et al. Table 7)
+  bool available = false;                // the run has samples
+  std::vector<LeakageBin> bins;          // leakage_bins figures: dR^2 per query-position bin (Ruscio et al. Table 7)
+  std::vector<double> sample_adjacency;  // sample_histograms: shares of samples per adjacency bin over [0, 1]
 };
 
 struct FigureCurve {  // h(j) figures: one series per row

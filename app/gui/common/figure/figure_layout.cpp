@@ -395,7 +395,9 @@ Scene layout_figure(const FigureData& data) {
     case FigureKind::table: return layout_table(data);
     case FigureKind::layer_lines:
     case FigureKind::norms:
-    case FigureKind::leakage_bins: return layout_figure_lines(data);  // figure_lines.cpp
+    case FigureKind::leakage_bins:
+    case FigureKind::sample_histograms:
+    case FigureKind::train_curves: return layout_figure_lines(data);  // figure_lines.cpp
     case FigureKind::heatmaps: break;
   }
   return layout_heatmaps(data);

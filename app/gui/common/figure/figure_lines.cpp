@@ -2,6 +2,9 @@
 // page that lays them out in a grid through the chart layout (chart.hpp) the Sweep tab uses too.
 #include "common/figure/figure_lines.hpp"
 
+#include "common/train/training_session.hpp"
+#include "core/model/input_file.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -171,6 +174,83 @@ void bin_lines(const FigureData& data, FigureLines& out) {
       "edges (0 taken as 1); per-bin values carry no standard error";
 }
 
+// Each sample's adjacency score as a histogram over [0, 1] (Zuo et al. Fig. 13): one chart per chosen layer, one
+// line per row (init against trained), the share of samples per bin at the bin's centre.
+void sample_histogram_lines(const FigureData& data, FigureLines& out) {
+  const FigureSpec& spec = data.spec;
+  const std::size_t per_group = spec.layers.size(), groups = data.group_titles.size();
+  for (std::size_t g = 0; g < groups; ++g)
+    for (std::size_t k = 0; k < per_group; ++k) {
+      LineChart chart;
+      chart.title = with_group(layer_name(spec.layers[k]), data.group_titles[g]);
+      chart.x.label = "adjacency score of one sample";
+      chart.y.label = "share of samples";
+      std::vector<LineSeriesSource> sources;
+      for (std::size_t r = 0; r < data.cells.size(); ++r) {
+        const FigureCell& c = data.cells[r][g * per_group + k];
+        ChartSeries s;
+        s.label = data.row_labels[r];
+        const std::size_t bins = c.sample_adjacency.size();
+        LineSeriesSource src{r, g, {}, {}};
+        for (std::size_t b = 0; b < bins; ++b) {
+          s.x.push_back((double(b) + 0.5) / double(bins));
+          s.y.push_back(c.available ? c.sample_adjacency[b] : kNaN);
+          s.se.push_back(kNaN);
+          src.layers.push_back(spec.layers[k]);
+        }
+        s.markers = bins <= 40;
+        chart.series.push_back(std::move(s));
+        sources.push_back(std::move(src));
+      }
+      chart.reference_y = {};
+      add(out, std::move(chart), std::move(sources));
+    }
+  out.columns = std::clamp<std::size_t>(per_group * groups, 1, 4);
+  out.note =
+      "share of samples (token draws through the row's network) per bin of their adjacency score over [0, 1] "
+      "(Zuo et al. Fig. 13); the rows need the histograms setting";
+}
+
+// A run folder's log.jsonl (the row's checkpoint): the weight on key 0 of each chosen layer against the step, +-1
+// SE (issue 50: the sink that training makes with a fixed first token). One chart per row.
+void train_curve_lines(const FigureData& data, FigureLines& out) {
+  const FigureSpec& spec = data.spec;
+  for (std::size_t r = 0; r < spec.rows.size(); ++r) {
+    const std::string& folder = spec.rows[r].settings.checkpoint;
+    std::vector<TrainEvaluation> ev;
+    std::string text, error;
+    if (!folder.empty() && read_input_file(folder + "/log.jsonl", 1ull << 30, "the run's log", text, error))
+      ev = parse_train_log(text);
+    LineChart chart;
+    chart.title = data.row_labels.at(r);
+    chart.x.label = "training step";
+    chart.y.label = "mean attention weight on key 0";
+    std::vector<LineSeriesSource> sources;
+    for (int layer : spec.layers) {
+      if (layer < 1) continue;  // the embeddings have no attention
+      ChartSeries s;
+      s.label = layer_name(layer);
+      LineSeriesSource src{r, 0, {}, {}};
+      for (const TrainEvaluation& e : ev) {
+        if (std::size_t(layer) > e.layers.size()) continue;
+        s.x.push_back(double(e.step));
+        s.y.push_back(e.layers[std::size_t(layer) - 1].sink_weight);
+        s.se.push_back(e.layers[std::size_t(layer) - 1].sink_weight_se);
+        src.layers.push_back(layer);
+      }
+      s.markers = s.x.size() <= 64;
+      chart.series.push_back(std::move(s));
+      sources.push_back(std::move(src));
+    }
+    if (ev.empty()) chart.note = folder.empty() ? "no run folder" : "no log.jsonl in " + folder;
+    add(out, std::move(chart), std::move(sources));
+  }
+  out.columns = std::clamp<std::size_t>(spec.rows.size(), 1, 3);
+  out.note =
+      "the run's evaluations (log.jsonl): the mean attention weight on key 0 over the evaluation prompts, "
+      "+-1 SE (docs/model.md, \"Training\")";
+}
+
 }  // namespace
 
 double bin_centre(const LeakageBin& bin) { return std::sqrt(double(std::max(bin.from, 1)) * double(bin.to)); }
@@ -182,6 +262,8 @@ FigureLines figure_lines(const FigureData& data) {
     case FigureKind::layer_lines: layer_lines(data, out); break;
     case FigureKind::norms: norm_lines(data, out); break;
     case FigureKind::leakage_bins: bin_lines(data, out); break;
+    case FigureKind::sample_histograms: sample_histogram_lines(data, out); break;
+    case FigureKind::train_curves: train_curve_lines(data, out); break;
     case FigureKind::heatmaps:
     case FigureKind::h_of_j:
     case FigureKind::table: break;

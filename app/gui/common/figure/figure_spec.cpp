@@ -80,6 +80,8 @@ std::string figure_title(const FigureSpec& spec) {
     case FigureKind::layer_lines: what = "Metric per layer"; break;
     case FigureKind::norms: what = "Output norms per position"; break;
     case FigureKind::leakage_bins: what = "dR^2 per query-position bin"; break;
+    case FigureKind::sample_histograms: what = "Per-sample adjacency"; break;
+    case FigureKind::train_curves: what = "Weight on key 0 against the training step"; break;
   }
   const std::vector<Settings> cells = title_simulations(spec);
   if (cells.empty()) return what;
@@ -131,6 +133,11 @@ std::vector<SettingError> validate(const FigureSpec& spec) {
     if (spec.kind == FigureKind::leakage_bins &&
         std::find(spec.layers.begin(), spec.layers.end(), 0) != spec.layers.end())
       errors.push_back({"figure.layers", "layer 0 (the embeddings) has no attention, so no dR^2 per query bin"});
+    if (spec.kind == FigureKind::sample_histograms)
+      for (std::size_t r = 0; r < spec.rows.size(); ++r)
+        if (spec.rows[r].settings.histograms == 0)
+          errors.push_back({"figure.rows[" + std::to_string(r) + "].set.histograms",
+                            "sample_histograms needs each sample's adjacency: set histograms (e.g. 20 bins)"});
   }
   for (std::size_t r = 0; r < spec.rows.size(); ++r)
     for (std::size_t g = 0; g < group_count(spec); ++g) {
@@ -206,6 +213,11 @@ FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
       c.metric = k.delta_r2.mean;
       c.metric_se = k.delta_r2.se;
       c.bins = k.bins;  // Ruscio et al.'s query bins, cut at n
+    } else if (spec.kind == FigureKind::sample_histograms) {
+      c.sample_adjacency = stats->histograms.adjacency;
+      c.metric_name = c.panel.metric_name;
+      c.metric = c.panel.metric;
+      c.metric_se = c.panel.metric_se;
     } else if (spec.kind == FigureKind::norms) {
       c.metric_name = c.panel.metric_name;  // norm adjacency: how well the norms order the positions
       c.metric = c.panel.metric;

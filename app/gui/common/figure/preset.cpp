@@ -67,6 +67,8 @@ json preset_to_json(const Preset& p) {
                 {"show", to_string(r.quantity)},
                 {"transform", to_string(r.transform)}};
     if (!r.label.empty()) row["label"] = r.label;
+    if (!r.state.empty()) row["state"] = r.state;
+    if (!r.run.empty()) row["run"] = r.run;
     rows.push_back(std::move(row));
   }
   json columns = json::array();
@@ -93,6 +95,7 @@ json preset_to_json(const Preset& p) {
                 {"colormap", colormap(f.sequential).name},
                 {"diverging", colormap(f.diverging).name}}},
               {"export", {{"scale", p.export_options.scale}, {"width", p.export_options.width}}}};
+  if (p.run) out["run"] = {{"folder", p.run->folder}, {"train", p.run->train}};
   if (p.sweep) {
     SweepView v = *p.sweep;
     if (!sweep_title_holds(v, p.settings)) v.title.clear();  // stale text: the chart makes its title instead
@@ -102,7 +105,8 @@ json preset_to_json(const Preset& p) {
 }
 
 Preset preset_from_json(const json& j) {
-  check_object_keys(j, "preset", {"maskscope", "name", "description", "settings", "view", "figure", "export", "sweep"});
+  check_object_keys(j, "preset",
+                    {"maskscope", "name", "description", "settings", "view", "figure", "export", "sweep", "run"});
   Preset p;
   if (j.contains("maskscope")) get_string(j, "maskscope", "preset");  // the writer's version; any is read
   if (j.contains("name")) p.name = get_string(j, "name", "preset");
@@ -111,6 +115,18 @@ Preset preset_from_json(const json& j) {
   apply_settings_json(j.at("settings"), p.settings, "settings");
   throw_if_invalid(p.settings, "settings");
   if (j.contains("view")) view_from_json(j.at("view"), p.view);
+  if (j.contains("run")) {
+    const json& r = j.at("run");
+    check_object_keys(r, "run", {"folder", "train"});
+    PresetRun run;
+    run.folder = get_string(r, "folder", "run");
+    if (run.folder.empty()) throw std::runtime_error("run.folder: the run folder's name, e.g. maskscope-runs/NAME");
+    if (r.contains("train")) {
+      if (!r.at("train").is_object()) throw std::runtime_error("run.train: expected an object of training settings");
+      run.train = r.at("train");
+    }
+    p.run = std::move(run);
+  }
   if (j.contains("figure")) {
     const json& f = j.at("figure");
     check_object_keys(f, "figure",
@@ -148,13 +164,22 @@ Preset preset_from_json(const json& j) {
       if (!rows.is_array()) throw std::runtime_error("figure.rows: expected an array of rows");
       for (std::size_t r = 0; r < rows.size(); ++r) {
         const std::string where = "figure.rows[" + std::to_string(r) + "]";
-        check_object_keys(rows[r], where, {"label", "set", "show", "transform"});
+        check_object_keys(rows[r], where, {"label", "set", "show", "transform", "state", "run"});
         FigureRow row;
         row.settings = p.settings;
         if (rows[r].contains("label")) row.label = get_string(rows[r], "label", where);
         if (rows[r].contains("set")) apply_settings_json(rows[r].at("set"), row.settings, where + ".set");
         if (rows[r].contains("show"))
           row.quantity = parse_quantity(get_string(rows[r], "show", where), where + ".show");
+        if (rows[r].contains("state")) {
+          row.state = get_string(rows[r], "state", where);
+          if (row.state != "init" && row.state != "trained")
+            throw std::runtime_error(where + ".state: '" + row.state +
+                                     "'; valid: init (step 0), trained (the last step)");
+        }
+        if (rows[r].contains("run")) row.run = get_string(rows[r], "run", where);
+        if (!row.state.empty() && row.run.empty() && !p.run)
+          throw std::runtime_error(where + ".state: a trained network's row needs the preset's \"run\" (or its own)");
         if (rows[r].contains("transform"))
           row.transform = parse_transform(get_string(rows[r], "transform", where), where + ".transform");
         spec.rows.push_back(std::move(row));

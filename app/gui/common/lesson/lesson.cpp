@@ -75,20 +75,29 @@ int index_of(const json& j, const char* key, const std::string& where, int lo, i
 }  // namespace
 
 Lesson lesson_from_json(const json& j, const std::string& where) {
-  check_object_keys(j, where, {"maskscope", "title", "description", "settings", "view", "steps"});
+  check_object_keys(j, where, {"maskscope", "title", "description", "settings", "view", "steps", "run"});
   Lesson l;
   if (!j.contains("title")) throw std::runtime_error(where + ": missing 'title'");
   l.title = text_of(j, "title", where);
   if (j.contains("description")) l.description = text_of(j, "description", where);
   if (j.contains("settings")) apply_settings_json(j.at("settings"), l.settings, where + ": settings");
   if (j.contains("view")) view_from_json(j.at("view"), l.view);
+  if (j.contains("run")) {
+    const json& r = j.at("run");
+    check_object_keys(r, where + ": run", {"folder", "train"});
+    l.run_folder = text_of(r, "folder", where + ": run");
+    if (r.contains("train")) {
+      if (!r.at("train").is_object()) throw std::runtime_error(where + ": run.train: expected an object");
+      l.run_train = r.at("train");
+    }
+  }
   if (!j.contains("steps") || !j.at("steps").is_array() || j.at("steps").empty())
     throw std::runtime_error(where + ": 'steps' must be a non-empty list");
   const json& steps = j.at("steps");
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const std::string at = where + ": steps[" + std::to_string(k) + "]";
     const json& s = steps[k];
-    check_object_keys(s, at, {"title", "text", "equations", "set", "view", "point", "theory"});
+    check_object_keys(s, at, {"title", "text", "equations", "set", "view", "point", "theory", "state"});
     LessonStep step;
     if (!s.contains("title") || !s.contains("text")) throw std::runtime_error(at + ": needs 'title' and 'text'");
     step.title = text_of(s, "title", at);
@@ -103,6 +112,12 @@ Lesson lesson_from_json(const json& j, const std::string& where) {
     }
     if (s.contains("set")) step.set = s.at("set");
     if (s.contains("view")) step.view = s.at("view");
+    if (s.contains("state")) {
+      step.state = text_of(s, "state", at);
+      if (step.state != "init" && step.state != "trained")
+        throw std::runtime_error(at + ".state: '" + step.state + "'; valid: init (step 0), trained (the last step)");
+      if (l.run_folder.empty()) throw std::runtime_error(at + ".state: needs the lesson's \"run\" folder");
+    }
     if (s.contains("point")) {
       const json& p = s.at("point");
       check_object_keys(p, at + ".point", {"layer", "rows", "cols", "label"});

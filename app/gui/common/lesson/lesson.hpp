@@ -38,6 +38,8 @@ struct LessonStep {
   nlohmann::json view = nlohmann::json::object();  // partial view options (tab, show, ...)
   std::optional<LessonPointer> point;
   LessonTheory theory = LessonTheory::none;
+  // With the lesson's run folder (issue 50): "init" shows its step 0, "trained" its last step; "" the drawn network.
+  std::string state = {};
   bool operator==(const LessonStep&) const = default;
 };
 
@@ -48,6 +50,9 @@ struct Lesson {
   Settings settings;  // before step 1
   ViewOptions view;
   std::vector<LessonStep> steps;
+  // A training run folder the steps with a state read (--run DIR overrides it), and how to train it when missing.
+  std::string run_folder;
+  nlohmann::json run_train = nlohmann::json::object();
   bool operator==(const Lesson&) const = default;
 };
 

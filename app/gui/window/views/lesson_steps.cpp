@@ -6,9 +6,11 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "window/browser.hpp"
 #include "window/views/ui_config.hpp"
+#include "common/train/run_preset.hpp"
 
 namespace maskscope::gui {
 
@@ -62,6 +64,30 @@ void Views::apply_step() {
   controller_.set_auto_samples(false);  // the lesson's sample counts rule
   Settings s = lesson_->settings();
   if (lesson_samples_cap_) s.samples = std::min(s.samples, *lesson_samples_cap_);
+  // A step with a state shows the lesson's run folder (--run DIR overrides it) at step 0 or its last step.
+  const Lesson& lesson = lesson_->lesson();
+  const std::string& state = lesson_->current().state;
+  if (!state.empty()) {
+    const std::string folder = run_override_.empty() ? lesson.run_folder : run_override_;
+    Preset p;
+    p.name = "lesson '" + lesson.title + "'";
+    p.settings = s;
+    p.run = PresetRun{folder, lesson.run_train};
+    FigureRow row;
+    row.settings = s;
+    row.state = state;
+    p.figure.rows = {row};
+    std::string error;
+    if (bind_preset_run(p, folder, error)) {
+      s = p.figure.rows[0].settings;
+      s.samples = std::min(s.samples, lesson_->settings().samples);
+    } else {
+      set_status_message(std::filesystem::exists(folder) ? error : missing_run_message(p, folder), true);
+      try {
+        training_.prepare(preset_training(*p.run, folder));
+      } catch (const std::exception&) {}
+    }
+  }
   transition_from_ = on_screen_.panels;
   transition_pending_ =
       !on_screen_.panels.empty() && !controller_.settings().same_simulation(s);  // a new run will come

@@ -4,15 +4,32 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "window/browser.hpp"
 #include "window/figure/figure_tab.hpp"  // input_string
 #include "window/live/live.hpp"
+#include "common/train/run_preset.hpp"
 
 namespace maskscope::gui {
 
-void Views::apply_preset(const Preset& p) {
+void Views::apply_preset(const Preset& given) {
+  Preset p = given;
+  // A trained network's preset from the menu: its rows read the preset's run folder; a missing one is offered in
+  // the Training tab (Start trains it), with how long it takes, never trained silently.
+  const bool unbound = std::any_of(p.figure.rows.begin(), p.figure.rows.end(), [](const FigureRow& r) {
+    return !r.state.empty() && r.settings.checkpoint.empty();
+  });
+  if (p.run && unbound) {
+    std::string error;
+    if (!bind_preset_run(p, p.run->folder, error)) {
+      set_status_message(std::filesystem::exists(p.run->folder) ? error : missing_run_message(p, p.run->folder), true);
+      try {
+        training_.prepare(preset_training(*p.run, p.run->folder));
+      } catch (const std::exception&) {}
+    }
+  }
   controller_.set_auto_samples(false);
   controller_.edit(p.settings);
   controller_.commit_undo_point();

@@ -50,12 +50,14 @@ void Views::draw_tab_content() {
         else probes_.draw(controller_.settings());
         break;
       case Tab::histograms: draw_histograms_tab(*on_screen_.snap, controller_); break;
+      case Tab::training: training_.draw(controller_); break;
     }
   if (view_.tab != Tab::leakage) leakage_.stop();  // its twin run costs CPU only while shown
 }
 
 void Views::draw(float ui_scale) {
   controller_.poll();
+  training_.tick(controller_);  // Play's steps, the newest checkpoint followed (never waits on a step)
   // A stage's Gram matrix needs Settings::stage_grams: the run restarts with it on rather than showing
   // an empty map (docs/window.md). A stage the family lacks (keys of the parameter-free model) falls
   // back to the scores.
@@ -130,13 +132,19 @@ void Views::draw(float ui_scale) {
         "network, computed on demand.");
     tab("Histograms", Tab::histograms,
         "Cosine differences over triples a < b < c (Zuo et al. Fig. 2) and each sample's adjacency (Fig. 13).");
+    tab("Training", Tab::training,
+        "Train the random-weight network on a task or a token file in the background; loss, accuracy and per-layer "
+        "adjacency, RP and sink weight against step; the step scrubber makes a checkpoint the live model of every "
+        "tab.");
     tab("Figure", Tab::figure, "Comparison grids of configurations for papers, exported as PNG, SVG and CSV.");
     ImGui::EndTabBar();
     requested_tab_ = false;
   }
   draw_tab_content();
   ImGui::EndChild();
-  draw_status_line(controller_, on_screen_.panels, message_, message_error_);
+  const std::string training = training_.status_text();
+  draw_status_line(controller_, on_screen_.panels, training.empty() ? message_ : training + "   " + message_,
+                   message_error_);
   ImGui::EndGroup();
   draw_help_windows(&show_guide_, &show_keys_);
 }

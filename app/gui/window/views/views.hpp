@@ -17,6 +17,7 @@
 #include "window/heatmap.hpp"
 #include "common/lesson/lesson.hpp"
 #include "window/live/live.hpp"
+#include "window/train/training_tab.hpp"
 #include "common/panel_builder.hpp"
 #include "common/panels.hpp"
 
@@ -44,6 +45,9 @@ class Views {
   Preset current_preset() const;
   FigureWorkbench& figure() { return figure_; }
   SweepWorkbench& sweep() { return sweep_; }
+  TrainingTab& training() { return training_; }
+  // --run DIR: the run folder that presets' and lessons' trained-network steps read instead of their own.
+  void set_run_override(std::string folder) { run_override_ = std::move(folder); }
   // A real model's tensor folder (tensor_analysis.hpp): analysed and shown in every tab instead of
   // the simulation. A folder that fails to open changes nothing; `error` says why.
   bool open_tensors(const std::string& folder, std::string& error);
@@ -118,6 +122,8 @@ class Views {
   SweepWorkbench sweep_;  // wakes the window's loop when a sweep has a new state
   LeakageTab leakage_;
   ProbesTab probes_;
+  TrainingTab training_;
+  std::string run_override_;
   std::optional<LessonPlayer> lesson_;
   bool presenting_ = false;
   float present_scale_ = 1.6f;

@@ -1,0 +1,83 @@
+# The Training tab and the trained-network presets under Xvfb (issue 50), on runs of seconds the test trains itself:
+#  1. `maskscope --train DIR --tab training`: the run trains in the background, the tab draws its loss (a first
+#     point at step 0 and the curve after), the window exits once the last checkpoint is the live model.
+#  2. Each trained-network preset exports headless from that folder (--run DIR); the sink preset's folder is missing
+#     at first: exit 2 with how long training takes and nothing written, then --train-missing trains it.
+#  3. --run DIR --export-figure OUT without a preset: one PNG of the window per checkpoint.
+#  4. The lesson "What training keeps" exports its slides from the BOS run.
+file(REMOVE_RECURSE ${OUT})
+file(MAKE_DIRECTORY ${OUT})
+set(XVFB xvfb-run -a -s "-screen 0 1600x1000x24")
+function(run_app name)
+  execute_process(COMMAND ${XVFB} ${APP} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+  message(STATUS "${name}: exit ${rc}\n${out}${err}")
+  set(rc ${rc} PARENT_SCOPE)
+  set(err "${err}" PARENT_SCOPE)
+endfunction()
+
+run_app(train --train ${OUT}/run --tab training --size 1280x800 --screenshot ${OUT}/train.png --exit-when-done)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "maskscope --train exited with ${rc}")
+endif()
+file(STRINGS ${OUT}/run/log.jsonl lines)
+list(LENGTH lines count)
+if(count LESS 11 OR NOT EXISTS ${OUT}/run/step-000200.safetensors)
+  message(FATAL_ERROR "the run wrote ${count} evaluations (11 expected: steps 0, 20, ..., 200) or no last checkpoint")
+endif()
+# The loss chart (right of the controls and the form) is drawn: lines, markers, axes.
+execute_process(COMMAND ${CHECK} ${OUT}/train.png 1280 800 800 90 1000 300 RESULT_VARIABLE check)
+if(NOT check EQUAL 0)
+  message(FATAL_ERROR "the loss chart is empty in ${OUT}/train.png")
+endif()
+
+foreach(p trained-cosine-maps trained-norms trained-layer-lines trained-adjacency-histograms)
+  run_app(${p} --preset ${p} --run ${OUT}/run --samples 200 --export-figure ${OUT}/${p} --export-width 1000
+          --exit-when-done)
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/${p}/figure.png OR NOT EXISTS ${OUT}/${p}/preset.json)
+    message(FATAL_ERROR "--preset ${p} --run: exit ${rc}, no figure.png or preset.json")
+  endif()
+  # The exported preset reads the run: its trained rows name the folder.
+  file(READ ${OUT}/${p}/preset.json preset)
+  if(NOT preset MATCHES "\"checkpoint\": \"${OUT}/run\"")
+    message(FATAL_ERROR "${p}: the exported preset does not read ${OUT}/run")
+  endif()
+endforeach()
+
+# A missing run folder: refused with the time it would take, never trained silently.
+run_app(sink-missing --preset trained-sink --run ${OUT}/run-bos --export-figure ${OUT}/never --exit-when-done)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "is missing; training it takes about" OR NOT err MATCHES "tokens/s measured" OR
+   EXISTS ${OUT}/run-bos OR EXISTS ${OUT}/never)
+  message(FATAL_ERROR "a missing run folder: exit ${rc}, stderr: ${err}")
+endif()
+run_app(sink --preset trained-sink --run ${OUT}/run-bos --train-missing --samples 200 --export-figure ${OUT}/trained-sink
+        --exit-when-done)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/run-bos/step-000200.safetensors OR NOT EXISTS ${OUT}/trained-sink/lines.csv)
+  message(FATAL_ERROR "--train-missing: exit ${rc}")
+endif()
+# The sink curve has a point per evaluation and layer: 11 x 2 rows under the CSV header.
+file(STRINGS ${OUT}/trained-sink/lines.csv csv)
+list(LENGTH csv rows)
+if(NOT rows EQUAL 23)
+  message(FATAL_ERROR "trained-sink's lines.csv has ${rows} lines, 23 expected")
+endif()
+
+run_app(animation --run ${OUT}/run --samples 200 --size 1280x800 --export-figure ${OUT}/animation --exit-when-done)
+file(GLOB frames ${OUT}/animation/step-*.png)
+list(LENGTH frames nframes)
+if(NOT rc EQUAL 0 OR NOT nframes EQUAL 11)
+  message(FATAL_ERROR "the animation: exit ${rc}, ${nframes} PNGs (11 checkpoints)")
+endif()
+# The scrubber changes the live model: the first and last checkpoints' windows differ.
+file(SHA256 ${OUT}/animation/step-000000.png first)
+file(SHA256 ${OUT}/animation/step-000200.png last)
+if(first STREQUAL last)
+  message(FATAL_ERROR "the animation's first and last frames are the same picture")
+endif()
+
+run_app(lesson --lesson what-training-keeps --run ${OUT}/run-bos --samples 200 --size 1280x800
+        --export-slides ${OUT}/slides --exit-when-done)
+file(GLOB slides ${OUT}/slides/step-*.png)
+list(LENGTH slides nslides)
+if(NOT rc EQUAL 0 OR NOT nslides EQUAL 6)
+  message(FATAL_ERROR "the lesson's slides: exit ${rc}, ${nslides} PNGs (6 steps)")
+endif()
