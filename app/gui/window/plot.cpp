@@ -55,6 +55,8 @@ void plot(const char* id, ImVec2 size, const PlotSpec& spec, const std::vector<P
     y0 = 0;
     y1 = 1;
   }
+  if (std::isfinite(spec.y_include_lo)) y0 = std::min(y0, spec.y_include_lo);
+  if (std::isfinite(spec.y_include_hi)) y1 = std::max(y1, spec.y_include_hi);
   if (x1 - x0 < 1e-12) {
     x0 -= 0.5;
     x1 += 0.5;

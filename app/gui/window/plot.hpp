@@ -4,6 +4,7 @@
 
 #include <imgui.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct PlotSpec {
   std::string x_label, y_label;
   bool integer_x = false;  // ticks only at integers
   bool legend = true;
+  // Values the y axis shows whatever the data (NaN: none), e.g. 0 and 1 for a fraction, so that a flat
+  // series sits on its true scale instead of being stretched over rounding.
+  double y_include_lo = std::numeric_limits<double>::quiet_NaN();
+  double y_include_hi = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Draws the plot filling `size` (negative components: take the remaining space).

@@ -260,7 +260,10 @@ void TrainingTab::draw_plots(float height) {
   const float w = ImGui::GetContentRegionAvail().x;
   plot("##loss", ImVec2(w * 0.5f - 4, height), {"Loss", x_label, "cross-entropy"}, {train, test});
   ImGui::SameLine();
-  plot("##acc", ImVec2(-1, height), {"Test accuracy (exact match)", x_label, "accuracy"}, {acc});
+  PlotSpec acc_spec{"Test accuracy (exact match)", x_label, "accuracy"};
+  acc_spec.y_include_lo = 0.0;  // a fraction: on its own scale even while it is flat at 0
+  acc_spec.y_include_hi = 1.0;
+  plot("##acc", ImVec2(-1, height), acc_spec, {acc});
   ImGui::SetNextItemWidth(200);
   ImGui::Combo("per-layer reading", &metric_, kMetrics, 4);
   explain(
