@@ -22,9 +22,10 @@ from ._results import Head, Heads, Layer, Layers, Result
 from ._settings import DEFAULTS as _DEFAULTS
 from ._settings import settings_doc as _settings_doc
 from ._sweep import SweepResult
+from ._train import TrainLog, train
 
 __version__ = _maskscope.version
-__all__ = ["run", "sweep", "analyze", "analyze_folder", "h_of_j_theory", "load", "kinds", "Result", "Layer",
+__all__ = ["run", "train", "TrainLog", "sweep", "analyze", "analyze_folder", "h_of_j_theory", "load", "kinds", "Result", "Layer",
            "Layers", "Head", "Heads", "SweepResult", "LeakageResult", "ProbeResult", "TheoryResult", "Document",
            "SETTINGS"]
 
