@@ -66,6 +66,9 @@ train::TrainRunConfig checked_config(const SettingTexts& settings, const Setting
     std::vector<SettingError> errors;
     Settings s = train::training_model_settings(settings, errors);
     train::apply_training_texts(training, c, errors);
+    for (SettingError& e : errors)  // named as the keyword (eval_every), not the flag (eval-every)
+      for (char& ch : e.setting)
+        if (ch == '-') ch = '_';
     add_all(problems, errors);
     c.task = task;
     c.tokens = s.tokens;
