@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Writes the Python package's type stubs from the core's tables, so editors and mypy see every keyword of
-run() and sweep() with its type and default, and every metric of a layer (docs/python.md, "Types"):
+run(), sweep() and train() with its type and default, and every metric of a layer (docs/python.md, "Types"):
 
     PYTHONPATH=build/python /usr/bin/python3 tools/gen_python_stubs.py          # writes python/maskscope/*.pyi
     PYTHONPATH=build/python /usr/bin/python3 tools/gen_python_stubs.py --check  # exit 1 if they differ (ctest)
 
 The settings come from the core's settings table (core/model/settings.hpp, through _maskscope.setting_table()
 and maskscope._settings, which turns a kind into a Python type), the layer metrics from the metric table
-(core/stats/metric_table.hpp). A new setting or metric is a new row there and a rerun of this script.
+(core/stats/metric_table.hpp), train()'s own keywords from maskscope._train (the CLI's train flags; None is the
+CLI's default). A new setting or metric is a new row there and a rerun of this script.
 """
 
 import argparse
@@ -15,7 +16,7 @@ import difflib
 import os
 import sys
 
-from maskscope import _maskscope, _settings
+from maskscope import _maskscope, _settings, _train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "python", "maskscope")
@@ -26,6 +27,23 @@ def setting_params(indent):
     lines = []
     for key in _settings.KEYS:
         lines.append(f"{indent}{key}: {_settings.annotation(key)} = {_settings.DEFAULTS[key]!r},")
+    return "\n".join(lines)
+
+
+def training_params(indent):
+    """train()'s own keywords: whole numbers int, the others float; None means the CLI's default."""
+    lines = []
+    for key in _train.TRAINING:
+        kind = "int" if key in _train._WHOLE else "float"
+        lines.append(f"{indent}{key}: Optional[{kind}] = None,")
+    return "\n".join(lines)
+
+
+def train_log_fields():
+    lines = ["    training: Optional[Dict[str, Any]]", "    folder: Optional[str]",
+             "    layer_numbers: npt.NDArray[np.int64]", "    step: npt.NDArray[np.int64]"]
+    lines += [f"    {key}: _Array" for key in _train.SCALARS if key != "step"]
+    lines += [f"    {key}: _Array  # evaluations x layers" for key in _train.PER_LAYER]
     return "\n".join(lines)
 
 
@@ -71,6 +89,15 @@ def sweep(
 {setting_params("    ")}
     progress: _Progress = False,
 ) -> SweepResult: ...
+def train(
+    *,
+    task: Optional[Literal["addition", "reversal", "indexing", "ordering"]] = None,
+    out: Optional[_Path] = None,
+{setting_params("    ")}
+{training_params("    ")}
+    resume: bool = False,
+    progress: _Progress = False,
+) -> TrainLog: ...
 def analyze(
     logits: Any,
     weights: Any = None,
@@ -85,7 +112,7 @@ def analyze_folder(
     path: _Path, *, layers: _LayerChoice = None, allow_nonfinite: bool = False, progress: _Progress = False
 ) -> Result: ...
 def h_of_j_theory(n: int, d: int, alpha: float, gamma: float = 0.0, with_inv_sqrt_d: bool = True) -> _Array: ...
-def load(path: _Path) -> Union[Result, SweepResult, LeakageResult, ProbeResult, TheoryResult]: ...
+def load(path: _Path) -> Union[Result, SweepResult, LeakageResult, ProbeResult, TheoryResult, TrainLog]: ...
 def kinds() -> List[str]: ...
 
 class _Data:
@@ -213,6 +240,11 @@ class Document(_Data):
     def data(self) -> Dict[str, Any]: ...
     def to_dataframe(self) -> Any: ...
 
+class TrainLog(_Data):
+{train_log_fields()}
+    def __len__(self) -> int: ...
+    def to_dataframe(self) -> Any: ...
+
 class LeakageResult(Document): ...
 class ProbeResult(Document): ...
 class TheoryResult(Document): ...
@@ -280,6 +312,9 @@ def _analyze(
 def _analyze_folder(
     folder: str, layers: str, allow_nonfinite: bool, progress: _Progress
 ) -> Tuple[_Snapshot, Optional[Dict[str, Any]]]: ...
+def _train(
+    settings: SettingTexts, training: SettingTexts, task: str, out: str, resume: bool, progress: _Progress
+) -> Tuple[int, int]: ...
 '''
 
 
