@@ -57,12 +57,15 @@ extern "C" void on_interrupt(int) { g_stop.store(true); }
 // The flags of `train` itself into c, strictly (core/train/train_run.hpp's checks); every problem named.
 void finish_training_flags(TrainFlags& f, const CLI::App& cmd, train::TrainRunConfig& c,
                            std::vector<SettingError>& errors) {
-  const std::pair<const char*, std::string*> flags[] = {
-      {"steps", &f.steps},           {"batch", &f.batch},
-      {"lr", &f.lr},                 {"warmup", &f.warmup},
-      {"weight-decay", &f.weight_decay}, {"grad-clip", &f.grad_clip},
-      {"eval-every", &f.eval_every}, {"checkpoint-every", &f.checkpoint_every},
-      {"eval-sequences", &f.eval_sequences}};
+  const std::pair<const char*, std::string*> flags[] = {{"steps", &f.steps},
+                                                        {"batch", &f.batch},
+                                                        {"lr", &f.lr},
+                                                        {"warmup", &f.warmup},
+                                                        {"weight-decay", &f.weight_decay},
+                                                        {"grad-clip", &f.grad_clip},
+                                                        {"eval-every", &f.eval_every},
+                                                        {"checkpoint-every", &f.checkpoint_every},
+                                                        {"eval-sequences", &f.eval_sequences}};
   train::TrainTexts given;
   for (const auto& [flag, text] : flags)
     if (cmd.count(std::string("--") + flag) > 0) given.emplace_back(flag, *text);

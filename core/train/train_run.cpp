@@ -279,9 +279,9 @@ Settings training_model_settings(const TrainTexts& given, std::vector<SettingErr
 }
 
 void apply_training_texts(const TrainTexts& given, TrainRunConfig& c, std::vector<SettingError>& errors) {
-  static const char* const kNames[] = {"steps",      "batch",      "lr",
-                                       "warmup",     "weight-decay", "grad-clip",
-                                       "eval-every", "checkpoint-every", "eval-sequences"};
+  static const char* const kNames[] = {"steps",         "batch",     "lr",         "warmup",
+                                       "weight-decay",  "grad-clip", "eval-every", "checkpoint-every",
+                                       "eval-sequences"};
   std::vector<std::pair<std::string, std::string>> texts;
   for (const auto& [name, text] : given) {
     std::string flag = name;

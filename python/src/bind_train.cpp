@@ -47,7 +47,8 @@ train::TrainRunConfig checked_config(const SettingTexts& settings, const Setting
         problems.add(setting_key_of(name), "cannot be given with resume=True (the run continues as " + out +
                                                "/config.json describes it; threads may be given)");
     for (const auto& [name, text] : training)
-      problems.add(name, "cannot be given with resume=True (the run continues as " + out + "/config.json describes it)");
+      problems.add(name,
+                   "cannot be given with resume=True (the run continues as " + out + "/config.json describes it)");
     if (!task.empty()) problems.add("task", "cannot be given with resume=True");
     std::string text, why;
     if (problems.empty() && read_input_file(out + "/config.json", kMaxTextInputBytes, "the run's config", text, why)) {
@@ -127,7 +128,8 @@ py::tuple train_run(const SettingTexts& settings, const SettingTexts& training, 
       std::lock_guard lock(mutex);
       p.swap(latest);
     }
-    if (p && !progress.is_none()) progress(p->step, p->steps, p->loss, p->accuracy < 0 ? std::nan("") : p->accuracy, p->tokens_per_s);
+    if (p && !progress.is_none())
+      progress(p->step, p->steps, p->loss, p->accuracy < 0 ? std::nan("") : p->accuracy, p->tokens_per_s);
   };
   // KeyboardInterrupt (a signal, or raised by progress): the stop flag, the run ends at the next step boundary with
   // a checkpoint (run_interruptibly waits for it), and the exception propagates.
