@@ -79,6 +79,22 @@ def test_keyboard_interrupt_stops_with_a_checkpoint_and_resume_reaches_the_same_
     assert resumed == whole
 
 
+def test_ctrl_c_stops_at_a_step_boundary(tmp_path):
+    import _thread
+    import threading
+
+    config = dict(TINY, steps=100000, eval_every=100000, checkpoint_every=100000)
+    timer = threading.Timer(0.3, _thread.interrupt_main)  # Ctrl+C (SIGINT's handler) while the run is going
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        maskscope.train(out=tmp_path / "run", **config)
+    timer.join()
+    reached = [f for f in _bytes(tmp_path / "run", "step-") if f != "step-000000.safetensors"]
+    assert len(reached) == 1 and 0 < int(reached[0][5:11]) < 100000, reached
+    log = maskscope.load(tmp_path / "run")
+    assert log.step.tolist() == [0]  # no evaluation was due
+
+
 @pytest.mark.parametrize("keywords, flag", [
     (dict(steps=0), "steps"), (dict(lr=0), "lr"), (dict(batch=70000), "batch"), (dict(warmup=20, steps=10), "warmup"),
     (dict(eval_sequences=0), "eval-sequences"), (dict(mask="bidirectional"), "mask"), (dict(n=5), "n"),
