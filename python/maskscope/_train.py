@@ -173,8 +173,13 @@ def train(*, task=None, out=None, resume=False, progress=False, **keywords):
     return TrainLog._of_path(folder)
 
 
+# train's own defaults of settings whose run default differs: the network it trains (the signature and the stubs).
+SETTING_DEFAULTS = {"model": "random_weights", "weights": "fixed"}
 _KW = inspect.Parameter.KEYWORD_ONLY
-train.__signature__ = _settings.signature(
+_signature = _settings.signature(
     [inspect.Parameter(k, _KW, default=None) for k in TRAINING] +
     [inspect.Parameter("resume", _KW, default=False), inspect.Parameter("progress", _KW, default=False)],
     first=[inspect.Parameter("task", _KW, default=None), inspect.Parameter("out", _KW, default=None)])
+train.__signature__ = _signature.replace(parameters=[
+    p.replace(default=SETTING_DEFAULTS[p.name]) if p.name in SETTING_DEFAULTS else p
+    for p in _signature.parameters.values()])
