@@ -54,70 +54,36 @@ namespace {
 std::atomic<bool> g_stop{false};
 extern "C" void on_interrupt(int) { g_stop.store(true); }
 
-// The flags of `train` itself into c, strictly; every problem named.
+// The flags of `train` itself into c, strictly (core/train/train_run.hpp's checks); every problem named.
 void finish_training_flags(TrainFlags& f, const CLI::App& cmd, train::TrainRunConfig& c,
                            std::vector<SettingError>& errors) {
-  auto whole = [&](const char* flag, const std::string& text, std::int64_t lo, std::int64_t hi, auto& out) {
-    if (cmd.count(std::string("--") + flag) == 0) return;
-    convert_flag(errors, flag, [&] {
-      out =
-          static_cast<std::remove_reference_t<decltype(out)>>(whole_number(flag, number_from_text(flag, text), lo, hi));
-    });
-  };
-  auto real = [&](const char* flag, const std::string& text, double lo, double hi, double& out, bool open_low) {
-    if (cmd.count(std::string("--") + flag) == 0) return;
-    convert_flag(errors, flag, [&] {
-      out = real_number(flag, number_from_text(flag, text), lo, hi);
-      if (open_low && !(out > lo)) throw std::invalid_argument("must be > " + std::to_string(lo) + ", in (0, 10]");
-    });
-  };
-  whole("steps", f.steps, 1, 1'000'000'000, c.steps);
-  whole("batch", f.batch, 1, 65536, c.batch);
-  real("lr", f.lr, 0.0, 10.0, c.opt.lr, true);
-  c.opt.warmup = std::min<std::int64_t>(c.opt.warmup, c.steps);
-  whole("warmup", f.warmup, 0, c.steps, c.opt.warmup);
-  real("weight-decay", f.weight_decay, 0.0, 10.0, c.opt.weight_decay, false);
-  real("grad-clip", f.grad_clip, 0.0, 1e6, c.opt.grad_clip, false);
-  whole("eval-every", f.eval_every, 1, 1'000'000'000, c.eval_every);
-  whole("checkpoint-every", f.checkpoint_every, 1, 1'000'000'000, c.checkpoint_every);
-  whole("eval-sequences", f.eval_sequences, 1, 20000, c.eval_sequences);
-  c.opt.decay_steps = c.steps;
+  const std::pair<const char*, std::string*> flags[] = {{"steps", &f.steps},
+                                                        {"batch", &f.batch},
+                                                        {"lr", &f.lr},
+                                                        {"warmup", &f.warmup},
+                                                        {"weight-decay", &f.weight_decay},
+                                                        {"grad-clip", &f.grad_clip},
+                                                        {"eval-every", &f.eval_every},
+                                                        {"checkpoint-every", &f.checkpoint_every},
+                                                        {"eval-sequences", &f.eval_sequences}};
+  train::TrainTexts given;
+  for (const auto& [flag, text] : flags)
+    if (cmd.count(std::string("--") + flag) > 0) given.emplace_back(flag, *text);
+  train::apply_training_texts(given, c, errors);
 }
 
 // The model settings from the setting flags (the table's rows), without validating yet: n and vocab come from
-// the data first.
+// the data first. Errors name the flag.
 void model_flags(TrainFlags& f, const CLI::App& cmd, std::vector<SettingError>& errors) {
-  Settings& s = f.run.s;
-  s.model = Model::random_weights;
-  s.weights = WeightsMode::fixed;
-  s.vocab = 0;  // from the data unless given
-  for (const SettingFlag& sf : setting_flags()) {
-    if (cmd.count(std::string("--") + sf.flag) == 0) continue;
-    convert_flag(
-        errors, sf.flag, [&] { setting_from_text(sf.key, f.run.text[sf.flag], s); }, sf.key);
+  train::TrainTexts given;
+  for (const SettingFlag& sf : setting_flags())
+    if (cmd.count(std::string("--") + sf.flag) > 0) given.emplace_back(sf.key, f.run.text[sf.flag]);
+  std::vector<SettingError> problems;
+  f.run.s = train::training_model_settings(given, problems);
+  for (SettingError& e : problems) {
+    if (const SettingFlag* row = setting_flag(e.setting)) e.setting = row->flag;
+    errors.push_back(std::move(e));
   }
-  apply_family_default_gamma(s, false, cmd.count("--gamma") > 0);
-  if (cmd.count("--model") && s.model != Model::random_weights)
-    errors.push_back({"model", "train trains the random-weight network: random_weights only"});
-  if (cmd.count("--weights") && s.weights != WeightsMode::fixed)
-    errors.push_back({"weights", "a trained network is one network: fixed only"});
-  if (!s.checkpoint.empty() || cmd.count("--step"))
-    errors.push_back({cmd.count("--step") ? "step" : "checkpoint",
-                      "train starts from the drawn network (--weight-seed); continue a run with --resume DIR"});
-  if (s.mask == MaskKind::bidirectional)
-    errors.push_back({"mask", "a language model predicts the next token from the ones before: causal or window:W"});
-}
-
-// "" when `folder` may hold a new run (absent, or an empty folder); else why not.
-std::string check_new_folder(const std::string& folder) {
-  std::error_code ec;
-  if (!fs::exists(folder, ec)) return "";
-  if (!fs::is_directory(folder, ec)) return "'" + folder + "' exists and is not a folder";
-  if (fs::exists(fs::path(folder) / "config.json", ec))
-    return "'" + folder + "' holds a run already (config.json); continue it with --resume " + folder +
-           " or choose another folder";
-  if (!fs::is_empty(folder, ec)) return "'" + folder + "' is not empty; choose a new or empty folder";
-  return "";
 }
 
 }  // namespace
@@ -165,7 +131,7 @@ int cmd_train(TrainFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
         (void)task_from_name(f.task);
       } catch (const std::exception& e) { errors.push_back({"task", e.what()}); }
     if (!cmd.count("--out")) errors.push_back({"out", "missing: the run folder (new or empty)"});
-    else if (std::string why = check_new_folder(f.run.out); !why.empty()) errors.push_back({"out", why});
+    else if (std::string why = train::check_new_run_folder(f.run.out); !why.empty()) errors.push_back({"out", why});
     c.out = f.run.out;
     c.model = f.run.s;
     c.model.tokens.clear();
@@ -178,19 +144,8 @@ int cmd_train(TrainFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
     data = train::run_data(c);
   } catch (const std::exception& e) { return report_invalid({{c.task.empty() ? "tokens" : "task", e.what()}}); }
   const Settings model = train::run_model(c, data);
-  if (!resume) {
-    if (cmd.count("--n") && f.run.s.n != data.n)
-      errors.push_back({"n", "is the data's sequence length here: " + std::to_string(data.n) + " (prompt + answer" +
-                                 std::string(model.fixed_first_token() ? " + BOS" : "") + "), not " +
-                                 std::to_string(f.run.s.n)});
-    if (cmd.count("--vocab") && f.run.s.vocab < data.vocab)
-      errors.push_back({"vocab", "must cover the data's ids: at least " + std::to_string(data.vocab)});
-  }
-  for (auto e : validate(model)) {
-    for (char& ch : e.setting)
-      if (ch == '_') ch = '-';
-    errors.push_back(std::move(e));
-  }
+  train::check_run_model(model, data, !resume && cmd.count("--n") ? f.run.s.n : -1,
+                         !resume && cmd.count("--vocab") ? f.run.s.vocab : -1, errors);
   if (!errors.empty()) return report_invalid(errors);
   // Memory: the trainer (parameters, moments, a gradient per chunk, activations per worker) and the data.
   const std::uint64_t need = train::Trainer::memory_bytes(model, c.batch, c.threads) +

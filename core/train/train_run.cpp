@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "core/formats/atomic_file.hpp"
@@ -18,6 +21,7 @@
 #include "core/model/input_file.hpp"
 #include "core/model/key_ranges.hpp"
 #include "core/model/settings_text.hpp"
+#include "core/model/strict_number.hpp"
 #include "core/stats/snapshot.hpp"
 #include "core/train/checkpoint.hpp"
 #include "core/train/parameters.hpp"
@@ -231,6 +235,126 @@ RunningLoss read_state(const std::string& folder, Trainer& t) {
 }
 
 }  // namespace
+
+namespace {
+
+// The error of a conversion, without "name: " at its front (the error names it).
+void convert(std::vector<SettingError>& errors, const std::string& name, const std::string& prefix,
+             const std::function<void()>& assign) {
+  try {
+    assign();
+  } catch (const std::exception& e) {
+    const std::string m = e.what(), p = prefix + ": ";
+    errors.push_back({name, m.rfind(p, 0) == 0 ? m.substr(p.size()) : m});
+  }
+}
+
+}  // namespace
+
+Settings training_model_settings(const TrainTexts& given, std::vector<SettingError>& errors) {
+  Settings s;
+  s.model = Model::random_weights;
+  s.weights = WeightsMode::fixed;
+  s.vocab = 0;  // from the data unless given
+  bool gamma_given = false, model_given = false, weights_given = false, step_given = false;
+  for (const auto& [name, text] : given) {
+    const std::string key = setting_key_of(name);
+    gamma_given |= key == "gamma";
+    model_given |= key == "model";
+    weights_given |= key == "weights";
+    step_given |= key == "step";
+    convert(errors, key.empty() ? name : key, key.empty() ? name : key, [&] { setting_from_text(key, text, s); });
+  }
+  apply_family_default_gamma(s, false, gamma_given);
+  if (model_given && s.model != Model::random_weights)
+    errors.push_back({"model", "train trains the random-weight network: random_weights only"});
+  if (weights_given && s.weights != WeightsMode::fixed)
+    errors.push_back({"weights", "a trained network is one network: fixed only"});
+  if (!s.checkpoint.empty() || step_given)
+    errors.push_back({step_given ? "step" : "checkpoint",
+                      "train starts from the drawn network (--weight-seed); continue a run with --resume DIR"});
+  if (s.mask == MaskKind::bidirectional)
+    errors.push_back({"mask", "a language model predicts the next token from the ones before: causal or window:W"});
+  return s;
+}
+
+void apply_training_texts(const TrainTexts& given, TrainRunConfig& c, std::vector<SettingError>& errors) {
+  static const char* const kNames[] = {"steps",         "batch",     "lr",         "warmup",
+                                       "weight-decay",  "grad-clip", "eval-every", "checkpoint-every",
+                                       "eval-sequences"};
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (const auto& [name, text] : given) {
+    std::string flag = name;
+    for (char& ch : flag)
+      if (ch == '_') ch = '-';
+    if (std::find_if(std::begin(kNames), std::end(kNames), [&](const char* k) { return flag == k; }) ==
+        std::end(kNames)) {
+      errors.push_back({flag,
+                        "not a training flag; valid: steps, batch, lr, warmup, weight-decay, grad-clip, eval-every, "
+                        "checkpoint-every, eval-sequences"});
+      continue;
+    }
+    texts.emplace_back(flag, text);
+  }
+  auto text_of = [&](const char* flag) -> const std::string* {
+    for (const auto& [f, t] : texts)
+      if (f == flag) return &t;
+    return nullptr;
+  };
+  auto whole = [&](const char* flag, std::int64_t lo, std::int64_t hi, auto& out) {
+    const std::string* text = text_of(flag);
+    if (!text) return;
+    convert(errors, flag, flag, [&] {
+      out = static_cast<std::remove_reference_t<decltype(out)>>(
+          whole_number(flag, number_from_text(flag, *text), lo, hi));
+    });
+  };
+  auto real = [&](const char* flag, double lo, double hi, double& out, bool open_low) {
+    const std::string* text = text_of(flag);
+    if (!text) return;
+    convert(errors, flag, flag, [&] {
+      out = real_number(flag, number_from_text(flag, *text), lo, hi);
+      if (open_low && !(out > lo)) throw std::invalid_argument("must be > " + std::to_string(lo) + ", in (0, 10]");
+    });
+  };
+  whole("steps", 1, 1'000'000'000, c.steps);
+  whole("batch", 1, 65536, c.batch);
+  real("lr", 0.0, 10.0, c.opt.lr, true);
+  c.opt.warmup = std::min<std::int64_t>(c.opt.warmup, c.steps);
+  whole("warmup", 0, c.steps, c.opt.warmup);
+  real("weight-decay", 0.0, 10.0, c.opt.weight_decay, false);
+  real("grad-clip", 0.0, 1e6, c.opt.grad_clip, false);
+  whole("eval-every", 1, 1'000'000'000, c.eval_every);
+  whole("checkpoint-every", 1, 1'000'000'000, c.checkpoint_every);
+  whole("eval-sequences", 1, 20000, c.eval_sequences);
+  c.opt.decay_steps = c.steps;
+}
+
+std::string check_new_run_folder(const std::string& folder) {
+  std::error_code ec;
+  if (!fs::exists(folder, ec)) return "";
+  if (!fs::is_directory(folder, ec)) return "'" + folder + "' exists and is not a folder";
+  if (fs::exists(fs::path(folder) / "config.json", ec))
+    return "'" + folder + "' holds a run already (config.json); continue it with --resume " + folder +
+           " or choose another folder";
+  if (!fs::is_empty(folder, ec)) return "'" + folder + "' is not empty; choose a new or empty folder";
+  return "";
+}
+
+void check_run_model(const Settings& model, const TrainingData& data, std::int64_t n_given, std::int64_t vocab_given,
+                     std::vector<SettingError>& errors) {
+  if (n_given >= 0 && n_given != data.n)
+    errors.push_back({"n", "is the data's sequence length here: " + std::to_string(data.n) + " (prompt + answer" +
+                               std::string(model.fixed_first_token() ? " + BOS" : "") + "), not " +
+                               std::to_string(n_given)});
+  if (vocab_given >= 0 && vocab_given < data.vocab)
+    errors.push_back({"vocab", "must cover the data's ids: at least " + std::to_string(data.vocab)});
+  for (auto e : validate(model)) {
+    for (char& ch : e.setting)
+      if (ch == '_') ch = '-';
+    errors.push_back(std::move(e));
+  }
+}
 
 std::int64_t run_training(const TrainRunConfig& given, bool resume, const std::atomic<bool>* stop,
                           const std::function<void(const TrainProgress&)>& progress) {

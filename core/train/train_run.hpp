@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/model/settings.hpp"
 #include "core/train/optimizer.hpp"
@@ -41,6 +43,25 @@ struct TrainRunConfig {
   std::function<bool(bool)> agree_stop;
   bool writer = true;
 };
+
+// The checks of `train`'s inputs, one definition for maskscope-cli train and maskscope.train. Texts are the
+// command line's: (name, text) pairs of the given flags only.
+using TrainTexts = std::vector<std::pair<std::string, std::string>>;
+// The model settings of a new run: the setting rows given (key or flag, text) over random_weights, weights fixed
+// and vocab 0 (from the data), the family's default gamma; refused: another model, weights other than fixed, a
+// checkpoint or step (a run starts from the drawn network), a bidirectional mask. Each problem into `errors`
+// naming the setting's key, not validated yet (n and vocab come from the data: check_run_model).
+Settings training_model_settings(const TrainTexts& given, std::vector<SettingError>& errors);
+// train's own flags (steps, batch, lr, warmup, weight-decay, grad-clip, eval-every, checkpoint-every,
+// eval-sequences; '_' or '-') into c, each checked against its range; a problem into `errors` naming the flag
+// (spelled with '-'). An unknown name is refused naming the valid ones.
+void apply_training_texts(const TrainTexts& given, TrainRunConfig& c, std::vector<SettingError>& errors);
+// "" when `folder` may hold a new run (absent, or an empty folder); else why not.
+std::string check_new_run_folder(const std::string& folder);
+// After the data: n and vocab as given (-1: not given) against the data's, then validate(model); problems name
+// the setting's flag.
+void check_run_model(const Settings& model, const TrainingData& data, std::int64_t n_given, std::int64_t vocab_given,
+                     std::vector<SettingError>& errors);
 
 // The keys of config.json's "training" object: the run's identity (a folder holding another is refused).
 nlohmann::json training_json(const TrainRunConfig& c);

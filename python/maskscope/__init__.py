@@ -22,9 +22,10 @@ from ._results import Head, Heads, Layer, Layers, Result
 from ._settings import DEFAULTS as _DEFAULTS
 from ._settings import settings_doc as _settings_doc
 from ._sweep import SweepResult
+from ._train import TrainLog, train
 
 __version__ = _maskscope.version
-__all__ = ["run", "sweep", "analyze", "analyze_folder", "h_of_j_theory", "load", "kinds", "Result", "Layer",
+__all__ = ["run", "train", "TrainLog", "sweep", "analyze", "analyze_folder", "h_of_j_theory", "load", "kinds", "Result", "Layer",
            "Layers", "Head", "Heads", "SweepResult", "LeakageResult", "ProbeResult", "TheoryResult", "Document",
            "SETTINGS"]
 
@@ -231,4 +232,78 @@ Examples
 >>> maskscope.h_of_j_theory(n=4, d=0, alpha=0.5)
 Traceback (most recent call last):
 ValueError: d: 0 is out of range; valid: whole number in [1, 65536]
+"""
+
+train.__doc__ = f"""Trains the random-weight network with a tied language-model head (as ``maskscope-cli train``).
+
+The run (docs/model.md, "Training") writes config.json, step-NNNNNN.safetensors checkpoints (GPT-2's layout:
+``maskscope.run(checkpoint=out)`` reads them), its state files and log.jsonl into the folder ``out``, the same
+bytes as ``maskscope-cli train`` with the same flags. Every keyword is checked by the core as the CLI checks its
+flag. Releases the GIL; Ctrl+C, a notebook's interrupt or a progress callable raising KeyboardInterrupt stops
+the run at the next step boundary with a last checkpoint and re-raises; ``resume=True`` continues it.
+
+The settings are ``run``'s (the table below) for the random-weight network: model random_weights and weights
+fixed only, n the data's sequence length, vocab at least the data's (the data's by default); ``seed`` orders
+the batches, ``weight_seed`` draws the initial network, ``tokens`` is a token file as a corpus.
+
+Parameters
+----------
+task : {{'addition', 'reversal', 'indexing', 'ordering'}} or None
+    Zuo et al.'s task (or ``tokens=FILE``, a corpus; exactly one of the two).
+out : str or os.PathLike
+    The run folder: new or empty; with ``resume=True`` the run's folder.
+steps : int, default 1000
+    Optimizer steps, in [1, 10^9].
+batch : int, default 64
+    Sequences per step, in [1, 65536].
+lr : float, default 0.001
+    Peak learning rate, in (0, 10].
+warmup : int, default min(100, steps)
+    Linear warm-up steps, in [0, steps].
+weight_decay : float, default 0.1
+    AdamW's decoupled decay on the 2-D tensors, in [0, 10].
+grad_clip : float, default 1.0
+    Global gradient-norm clip, in [0, 10^6]; 0 = none.
+eval_every : int, default 100
+    Steps between evaluations into log.jsonl, in [1, 10^9].
+checkpoint_every : int, default 1000
+    Steps between checkpoints, in [1, 10^9] (the last step always has one).
+eval_sequences : int, default 1000
+    Test sequences per evaluation, in [1, 20000].
+resume : bool, default False
+    Continue the run in ``out`` as its config.json describes it (only ``threads`` may be given besides).
+progress : bool or callable, default False
+    True shows a progress line; a callable gets progress(step, steps, loss, accuracy, tokens_per_s), accuracy
+    the last evaluation's (NaN before any).
+{_settings_doc()}
+
+Returns
+-------
+TrainLog
+    The run's log.jsonl as arrays (the same as ``maskscope.load(out)``).
+
+Raises
+------
+ValueError
+    A keyword out of its range, or a folder that cannot hold the run, with the CLI's message naming it.
+TypeError
+    An unknown keyword, or a value of the wrong type.
+KeyboardInterrupt
+    Ctrl+C, or the progress callable raised it; the run stopped with a checkpoint (``resume=True`` goes on).
+
+Examples
+--------
+>>> import maskscope, os, tempfile
+>>> out = os.path.join(tempfile.mkdtemp(), "run")
+>>> log = maskscope.train(task="reversal", d=16, layers=2, steps=10, batch=8, eval_every=5,
+...                       eval_sequences=20, out=out)
+>>> log.step.tolist(), log.rp.shape
+([0, 5, 10], (3, 2))
+>>> sorted(f for f in os.listdir(out) if f.startswith("step-"))
+['step-000000.safetensors', 'step-000010.safetensors']
+>>> maskscope.load(out) == log
+True
+>>> maskscope.train(task="reversal", steps=0, out=out + "2")
+Traceback (most recent call last):
+ValueError: steps: 0 is out of range; valid: whole number in [1, 1000000000]
 """

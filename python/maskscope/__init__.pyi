@@ -95,6 +95,56 @@ def sweep(
     threads: int = 0,
     progress: _Progress = False,
 ) -> SweepResult: ...
+def train(
+    *,
+    task: Optional[Literal["addition", "reversal", "indexing", "ordering"]] = None,
+    out: Optional[_Path] = None,
+    model: Literal['parameter_free', 'random_weights'] = 'random_weights',
+    n: int = 10,
+    d: int = 64,
+    layers: int = 4,
+    alpha: float = 0.5,
+    norm: Literal['none', 'l2', 'layernorm', 'rmsnorm'] = 'layernorm',
+    scale: Literal['one', 'sqrt_d', 'd'] = 'sqrt_d',
+    gamma: float = 0.0,
+    rope: float = 0.0,
+    rope_scramble: int = 0,
+    mask: str = 'causal',
+    unit_input: bool = False,
+    heads: int = 1,
+    vocab: int = 16,
+    mlp: bool = True,
+    init_mean: float = 0.0,
+    init_std: float = 0.02,
+    embed_std: float | None = None,
+    residual_mean: Literal['init_mean', 'zero'] = 'init_mean',
+    hidden: Literal['block', 'attention'] = 'block',
+    weights: Literal['per_sample', 'fixed'] = 'fixed',
+    weight_seed: int = 1,
+    pos_embedding: Literal['none', 'learned'] = 'none',
+    pos_std: float | None = None,
+    histograms: int = 0,
+    stage_grams: bool = False,
+    first_token: Literal['none', 'fixed'] = 'none',
+    tokens: str | None = None,
+    tokens_format: Literal['ids', 'chars'] = 'ids',
+    checkpoint: str | None = None,
+    step: int = -1,
+    samples: int = 100000,
+    seed: int = 1,
+    threads: int = 0,
+    steps: Optional[int] = None,
+    batch: Optional[int] = None,
+    lr: Optional[float] = None,
+    warmup: Optional[int] = None,
+    weight_decay: Optional[float] = None,
+    grad_clip: Optional[float] = None,
+    eval_every: Optional[int] = None,
+    checkpoint_every: Optional[int] = None,
+    eval_sequences: Optional[int] = None,
+    resume: bool = False,
+    progress: _Progress = False,
+) -> TrainLog: ...
 def analyze(
     logits: Any,
     weights: Any = None,
@@ -109,7 +159,7 @@ def analyze_folder(
     path: _Path, *, layers: _LayerChoice = None, allow_nonfinite: bool = False, progress: _Progress = False
 ) -> Result: ...
 def h_of_j_theory(n: int, d: int, alpha: float, gamma: float = 0.0, with_inv_sqrt_d: bool = True) -> _Array: ...
-def load(path: _Path) -> Union[Result, SweepResult, LeakageResult, ProbeResult, TheoryResult]: ...
+def load(path: _Path) -> Union[Result, SweepResult, LeakageResult, ProbeResult, TheoryResult, TrainLog]: ...
 def kinds() -> List[str]: ...
 
 class _Data:
@@ -273,6 +323,27 @@ class SweepResult(_Data):
 class Document(_Data):
     @property
     def data(self) -> Dict[str, Any]: ...
+    def to_dataframe(self) -> Any: ...
+
+class TrainLog(_Data):
+    training: Optional[Dict[str, Any]]
+    folder: Optional[str]
+    layer_numbers: npt.NDArray[np.int64]
+    step: npt.NDArray[np.int64]
+    train_loss: _Array
+    test_loss: _Array
+    test_accuracy: _Array
+    lr: _Array
+    tokens_per_s: _Array
+    adjacency: _Array  # evaluations x layers
+    adjacency_se: _Array  # evaluations x layers
+    norm_adjacency: _Array  # evaluations x layers
+    norm_adjacency_se: _Array  # evaluations x layers
+    rp: _Array  # evaluations x layers
+    rp_se: _Array  # evaluations x layers
+    sink_weight: _Array  # evaluations x layers
+    sink_weight_se: _Array  # evaluations x layers
+    def __len__(self) -> int: ...
     def to_dataframe(self) -> Any: ...
 
 class LeakageResult(Document): ...

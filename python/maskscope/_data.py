@@ -188,11 +188,12 @@ def load(path: "str | os.PathLike[str]") -> Data:
     ----------
     path : str or os.PathLike
         The file: the JSON of ``maskscope-cli run``, ``analyze``, ``merge``, ``sweep``, ``leakage``,
-        ``probe`` or ``theory``.
+        ``probe`` or ``theory``; or a training run's folder, or its log.jsonl (``maskscope-cli train``,
+        ``maskscope.train``).
 
     Returns
     -------
-    Result, SweepResult, LeakageResult, ProbeResult or TheoryResult
+    Result, SweepResult, LeakageResult, ProbeResult, TheoryResult or TrainLog
         The result class of that command (``kinds()`` lists them); it equals (==) the result of the same
         call made in Python, whose pickle it can also be made from.
 
@@ -213,7 +214,12 @@ def load(path: "str | os.PathLike[str]") -> Data:
     >>> maskscope.load(path) == r
     True
     """
-    with open(os.fspath(path), encoding="utf-8") as f:
+    p = os.fspath(path)
+    if (os.path.isdir(p) or p.endswith(".jsonl")) and "train_log" in _KINDS:
+        if os.path.isdir(p) and not os.path.isfile(os.path.join(p, "log.jsonl")):
+            raise ValueError(f"{p}: a folder is read as a training run's, but it holds no log.jsonl")
+        return _KINDS["train_log"][0]._of_path(p)  # type: ignore[attr-defined, no-any-return]
+    with open(p, encoding="utf-8") as f:
         text = f.read()
     try:
         doc = json.loads(text)

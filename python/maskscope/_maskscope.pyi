@@ -58,3 +58,6 @@ def _analyze(
 def _analyze_folder(
     folder: str, layers: str, allow_nonfinite: bool, progress: _Progress
 ) -> Tuple[_Snapshot, Optional[Dict[str, Any]]]: ...
+def _train(
+    settings: SettingTexts, training: SettingTexts, task: str, out: str, resume: bool, progress: _Progress
+) -> Tuple[int, int]: ...

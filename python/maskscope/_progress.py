@@ -75,11 +75,16 @@ def _points(bar, done, total, samples, stages):
     return f"stage {stages + 1}: {done} / {total} points done, {samples} samples, {bar.elapsed():.1f} s"
 
 
-_DESCRIBE = {"samples": _samples, "prompts": _prompts, "points": _points}
+def _steps(bar, step, steps, loss, accuracy, tokens_per_s):
+    shown = "--" if accuracy != accuracy else f"{accuracy:.3f}"
+    return f"step {step} / {steps}  loss {loss:.4f}  accuracy {shown}  {tokens_per_s:.0f} tokens/s  {bar.elapsed():.1f} s"
+
+
+_DESCRIBE = {"samples": _samples, "prompts": _prompts, "points": _points, "steps": _steps}
 
 
 def make(progress, unit):
-    """None (no progress), the caller's callable, or a Bar for `unit` ("samples", "prompts", "points")."""
+    """None (no progress), the caller's callable, or a Bar for `unit` ("samples", "prompts", "points", "steps")."""
     if progress is None or progress is False:
         return None
     if callable(progress):

@@ -71,4 +71,5 @@ PYBIND11_MODULE(_maskscope, m) {
   maskscope::py_module::bind_run(m);
   maskscope::py_module::bind_sweep(m);
   maskscope::py_module::bind_analyze(m);
+  maskscope::py_module::bind_train(m);
 }

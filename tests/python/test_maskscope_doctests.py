@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-MODULES = ["maskscope._api", "maskscope._data", "maskscope._results", "maskscope._sweep"]
+MODULES = ["maskscope._api", "maskscope._data", "maskscope._results", "maskscope._sweep", "maskscope._train"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -23,6 +23,7 @@ def test_public_functions_have_numpydoc_sections():
     import inspect
 
     import maskscope
-    for f in (maskscope.run, maskscope.sweep, maskscope.analyze, maskscope.h_of_j_theory, maskscope.load):
+    for f in (maskscope.run, maskscope.sweep, maskscope.analyze, maskscope.h_of_j_theory, maskscope.load,
+              maskscope.train):
         for section in ("Parameters\n----------", "Returns\n-------", "Raises\n------", "Examples\n--------"):
             assert section in inspect.cleandoc(f.__doc__), (f.__name__, section)

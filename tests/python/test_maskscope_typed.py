@@ -2,6 +2,7 @@
 generated stubs python/maskscope/*.pyi) and runs as a test, so the stubs' names, types and defaults are the
 ones the module has."""
 
+import os
 import pickle
 
 import numpy as np
@@ -31,3 +32,13 @@ def test_typed_run_sweep_and_results() -> None:
     h: npt.NDArray[np.float64] = maskscope.h_of_j_theory(6, 16, 0.5, gamma=0.1, with_inv_sqrt_d=False)
     assert h.shape == (6,)
     assert maskscope.SETTINGS["n"] == 10 and "sweep" in maskscope.kinds()
+
+
+def test_typed_train(tmp_path: "os.PathLike[str]") -> None:
+    out = os.path.join(os.fspath(tmp_path), "run")
+    log: maskscope.TrainLog = maskscope.train(task="reversal", d=16, layers=2, steps=4, batch=4, lr=0.003,
+                                              eval_every=2, eval_sequences=10, weight_seed=2, out=out)
+    steps: npt.NDArray[np.int64] = log.step
+    rp: npt.NDArray[np.float64] = log.rp
+    assert steps.tolist() == [0, 2, 4] and rp.shape == (3, 2) and len(log) == 3
+    assert log.training is not None and log.training["steps"] == 4
