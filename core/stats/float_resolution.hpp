@@ -45,7 +45,7 @@ inline bool at_float_resolution(double spread, double scale) {
 // JSON writes the text beside the value (key_note), Python gives it as key_note, the window in a tooltip.
 enum class EstimateNote : std::uint8_t {
   none,
-  // SE 0: every sample gave the same value up to float resolution; the value is exact at that resolution.
+  // SE 0: the samples' values differed, by float rounding only; the value is exact at that resolution.
   exact_at_float_resolution,
   // dR^2 null: the map's values are all equal up to float resolution (nothing for the position to explain).
   constant_at_float_resolution,
@@ -59,7 +59,7 @@ constexpr std::string_view note_text(EstimateNote n) {
   switch (n) {
     case EstimateNote::none: return "";
     case EstimateNote::exact_at_float_resolution:
-      return "every sample gave the same value up to float resolution: exact, SE 0";
+      return "the samples differ by float rounding only: exact at float resolution, SE 0";
     case EstimateNote::constant_at_float_resolution:
       return "the map is constant up to float resolution: no variance for the query position to explain";
     case EstimateNote::below_float_resolution:

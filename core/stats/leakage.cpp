@@ -159,8 +159,8 @@ Leakage fits(int n, const KeyRanges& keys, const double* mean, const double* m2,
     for (LeakageBin& b : out.bins) b.delta_r2 = kNaN;
   } else if (pooled.ok && pooled.q > 0 && m2 && N >= 2 &&
              at_float_resolution(slope_se * std::sqrt(N) * std::sqrt(pooled.q / cells), all.scale)) {
+    if (out.delta_r2.se != 0) out.delta_r2.note = EstimateNote::exact_at_float_resolution;
     out.delta_r2.se = 0.0;
-    out.delta_r2.note = EstimateNote::exact_at_float_resolution;
     if (at_float_resolution(std::fabs(pooled.b) * std::sqrt(pooled.q / cells), all.scale)) {
       out.delta_r2.mean = 0.0;
       out.delta_r2.note = EstimateNote::below_float_resolution;

@@ -36,15 +36,21 @@ def _scalar(name, doc):
     return property(lambda self: self._scalars[name], doc=doc)
 
 
+def _note(name, doc):
+    return property(lambda self: self._scalars.get(name), doc=doc)
+
+
 def _add_metrics(cls, heads):
-    """The metric table's estimates as attributes KEY, KEY_se and KEY_ties (the metrics with ties); `heads`:
-    only the metrics each head has."""
+    """The metric table's estimates as attributes KEY, KEY_se, KEY_ties (the metrics with ties) and KEY_note;
+    `heads`: only the metrics each head has."""
     for m in _METRICS:
         if heads and not m["head"]:
             continue
         key = m["key"]
         setattr(cls, key, _scalar(key, m["description"]))
         setattr(cls, key + "_se", _scalar(key + "_se", "standard error of " + key))
+        setattr(cls, key + "_note", _note(key + "_note", f"why {key} is NaN (null) or its SE 0 at float resolution "
+                                          "(docs/model.md section 4.1), or None"))
         if m["ties"]:
             setattr(cls, key + "_ties", _scalar(key + "_ties", f"share of {m['label']}'s comparisons that were ties"))
 

@@ -94,6 +94,8 @@ void add_estimate(py::dict& d, std::string_view key, const Estimate& e, bool tie
   d[py::str(k)] = e.mean;
   d[py::str(k + "_se")] = e.se;
   if (ties) d[py::str(k + "_ties")] = e.ties;
+  // Why it is null (NaN) or has SE 0 at float resolution (docs/model.md section 4.1); absent otherwise.
+  if (e.note != EstimateNote::none) d[py::str(k + "_note")] = std::string(note_text(e.note));
 }
 
 py::dict layer_scalars(const LayerStats& l) {
