@@ -10,8 +10,8 @@
 namespace maskscope {
 
 // Over the pairs a < b in [lo, hi): `wins` where the later (nearer) entry is larger by more than the row's
-// tie tolerance t (tie_tolerance, core/stats/float_resolution.hpp), row[a] < row[b] - t, and `ties` where neither is (|row[b] - row[a]| <= t).
-// docs/model.md section 4 counts a tie as 1/2.
+// tie tolerance t (tie_tolerance, core/stats/float_resolution.hpp), row[a] < row[b] - t, and `ties` where neither is
+// (|row[b] - row[a]| <= t). docs/model.md section 4 counts a tie as 1/2.
 struct PairCounts {
   std::int64_t wins = 0, ties = 0;
   // Wins with ties counted 1/2, in half units (an integer): 2 wins + ties.
@@ -29,13 +29,14 @@ struct PairCounts {
   const i8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
   auto splat = [](float x) { return f8{x, x, x, x, x, x, x, x}; };
   const float t = tie_tolerance(row, lo, hi);
-  // Per-lane counts (at most n^2 / 8 each, far from overflow), one pair of accumulators per later
-  // entry of a group of four, so that no add waits for another.
+  const f8 tv = splat(t);
+  // Per-lane counts (at most n^2 / 8 each, far from overflow), one pair of accumulators per later entry of a
+  // group of four, so that no add waits for another.
   i8 wins[4] = {}, losses[4] = {};
   // The earlier entries a in [from, b) against row[b], each vector masked to a < b (no read past
   // row[b + 6]): a group of four's pairs past its last whole vector, and the last later entries.
   auto earlier = [&](int from, int b, i8& w, i8& l) {
-    const f8 below = splat(row[b] - t), above = splat(row[b] + t);
+    const f8 vb = splat(row[b]), below = vb - tv, above = vb + tv;
     for (int a = from; a < b; a += 8) {
       const i8 inside = (lane + a) < b;
       const f8 va = simd::load(row + a);
@@ -44,14 +45,15 @@ struct PairCounts {
     }
   };
   int b = lo + 1;
-  // Four later entries at once: each vector of earlier entries is loaded once for four compares
+  // Four later entries at once: each vector of earlier entries is loaded once for four pairs of compares
   // (at n 512 these counts were half of a sample's time); the few pairs within the group of four,
   // past the last whole vector, go one later entry at a time.
   for (; b + 4 <= hi; b += 4) {
-    const f8 lo0 = splat(row[b] - t), lo1 = splat(row[b + 1] - t), lo2 = splat(row[b + 2] - t),
-             lo3 = splat(row[b + 3] - t);
-    const f8 hi0 = splat(row[b] + t), hi1 = splat(row[b + 1] + t), hi2 = splat(row[b + 2] + t),
-             hi3 = splat(row[b + 3] + t);
+    // Four broadcasts, as many as exact comparisons took (a broadcast is a chain of inserts here); the bounds
+    // from them by vector adds, the same rounding as the scalar fl(row[b] -+ t).
+    const f8 v0 = splat(row[b]), v1 = splat(row[b + 1]), v2 = splat(row[b + 2]), v3 = splat(row[b + 3]);
+    const f8 lo0 = v0 - tv, lo1 = v1 - tv, lo2 = v2 - tv, lo3 = v3 - tv;
+    const f8 hi0 = v0 + tv, hi1 = v1 + tv, hi2 = v2 + tv, hi3 = v3 + tv;
     int a = lo;
     for (; a + 8 <= b; a += 8) {
       const f8 va = simd::load(row + a);

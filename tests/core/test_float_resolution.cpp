@@ -99,11 +99,11 @@ TEST_CASE("order_at_resolution: values 1 ulp apart tie, values apart by more tha
     const float t = kFloatResolution * std::fabs(x);
     CHECK(order_at_resolution(x, float_ulps_above(x, 1), t) == 0);
     CHECK(order_at_resolution(float_ulps_above(x, 1), x, t) == 0);
-    CHECK(order_at_resolution(x, float_ulps_above(x, 63), t) == 0);                  // within 64 ulps of 1 times |x|
-    CHECK(order_at_resolution(x, x + 4 * t, t) == 1);                           // well above
-    CHECK(order_at_resolution(x + 4 * t, x, t) == -1);                          // well below
-    CHECK(order_at_resolution(x, x + std::fabs(x) * 1e-3f, t) == 1);            // an ordinary difference
-    CHECK(order_at_resolution(x, x, 0.0f) == 0);                                // t 0: the exact comparison
+    CHECK(order_at_resolution(x, float_ulps_above(x, 63), t) == 0);   // within 64 ulps of 1 times |x|
+    CHECK(order_at_resolution(x, x + 4 * t, t) == 1);                 // well above
+    CHECK(order_at_resolution(x + 4 * t, x, t) == -1);                // well below
+    CHECK(order_at_resolution(x, x + std::fabs(x) * 1e-3f, t) == 1);  // an ordinary difference
+    CHECK(order_at_resolution(x, x, 0.0f) == 0);                      // t 0: the exact comparison
     CHECK(order_at_resolution(x, float_ulps_above(x, 1), 0.0f) == 1);
   }
   // The boundary at 1: t = 2^-17 exactly; a difference of t ties, of 2 t does not.
@@ -123,7 +123,7 @@ TEST_CASE("ordered_pairs: a row whose values differ by a few ulps ties every pai
     std::vector<float> near(std::size_t(m) + 8, 0.0f), spread(std::size_t(m) + 8, 0.0f);
     for (int k = 0; k < m; ++k) {
       near[std::size_t(k)] = float_ulps_above(8.0f, (k * 7) % 13);  // 8 + 0..12 ulps, in no order
-      spread[std::size_t(k)] = 8.0f + 0.01f * float(k);     // increasing by far more than t
+      spread[std::size_t(k)] = 8.0f + 0.01f * float(k);             // increasing by far more than t
     }
     const std::int64_t pairs = std::int64_t(m) * (m - 1) / 2;
     const PairCounts a = ordered_pairs(near.data(), 0, m), b = ordered_pairs(spread.data(), 0, m);
