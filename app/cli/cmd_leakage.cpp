@@ -31,10 +31,15 @@ struct Ablation {
 double ratio_to(double a, const Leakage& base) {
   return base.delta_r2.mean > 3 * base.delta_r2.se ? leakage_ratio(a, base.delta_r2.mean) : NAN;
 }
-// delta method, pairing ignored (conservative; leakage.hpp)
-double ratio_se(double a, double sa, double b, double sb) { return leakage_ratio_se(a, sa, b, sb); }
 
 nlohmann::json or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// {"value", "se"} of a ratio, and "note" (why it is null) when it is (docs/model.md section 4.1).
+nlohmann::json ratio_json(const Ratio& r) {
+  nlohmann::json out = {{"value", or_null(r.value)}, {"se", or_null(r.se)}};
+  if (r.note != EstimateNote::none) out["note"] = std::string(note_text(r.note));
+  return out;
+}
 
 std::string with_se(double v, double se) {
   if (!std::isfinite(v)) return "n/a";
@@ -108,16 +113,12 @@ int cmd_leakage(LeakageFlags& flags, const CLI::App& cmd) {
       row[rows[k].name] = c ? estimate : nlohmann::json(nullptr);
       if (k > 0)
         row[std::string(rows[k].name) + "_ratio"] =
-            c ? nlohmann::json{{"value", or_null(ratio_to(c->delta_r2.mean, b))},
-                               {"se",
-                                or_null(ratio_se(c->delta_r2.mean, c->delta_r2.se, b.delta_r2.mean, b.delta_r2.se))}}
-              : nlohmann::json(nullptr);
+            c ? ratio_json(significant_ratio(c->delta_r2, b.delta_r2)) : nlohmann::json(nullptr);
     }
     const Leakage& bi = *cell(rows[3], l);
     row["causal_mask_share"] = or_null(1.0 - ratio_to(bi.delta_r2.mean, b));  // Ruscio Eq. 5
     // r_l = dR^2_bidirectional / dR^2_causal, the residual-stream share (004 Table 8), SE by the delta method.
-    const ResidualShare share = residual_stream_share(bi, b);
-    row["residual_stream_share"] = {{"value", or_null(share.value)}, {"se", or_null(share.se)}};
+    row["residual_stream_share"] = ratio_json(residual_stream_share(bi, b));
     // The weight on key 0 (the attention sink, docs/model.md section 10) of the causal run and its twin.
     const LayerStats& base_layer = base.layers[l];
     const LayerStats& bi_layer = rows[3].snap->layers[l];

@@ -75,6 +75,8 @@ void add_estimate(nlohmann::json& out, std::string_view key, const Estimate& e, 
   out[k] = number_or_null(e.mean);
   out[k + "_se"] = number_or_null(e.se);
   if (ties) out[k + "_ties"] = number_or_null(e.ties);
+  // Why it is null or has SE 0 at float resolution (docs/model.md section 4.1); absent otherwise.
+  if (e.note != EstimateNote::none) out[k + "_note"] = std::string(note_text(e.note));
 }
 
 void add_metrics(nlohmann::json& out, const LayerStats& l, bool random_weights, MetricGroup only) {

@@ -216,18 +216,24 @@ template <class Row>
 // every row is the sequence of output norms ||x_i|| (from 1 / ||x_i||, 0 for a zero vector), i.e.
 // over rows k >= 2 and pairs i < j < k the fraction with ||x_i|| < ||x_j||. All rows are prefixes of
 // one sequence, so row k's counts are row k-1's plus the pairs that end at k-1: O(n^2), not O(n^3).
-// `norms` needs n floats.
+// Ties at float resolution (core/stats/float_resolution.hpp) with one tolerance for every row: that of the whole
+// sequence (its largest norm), so that the rows stay prefixes. `norms` needs n floats.
 [[gnu::always_inline]] inline Proportion norm_adjacency_of(int n, const float* inv_norm, float* norms) {
   Proportion p;
   if (n < 3) return p;
   for (int i = 0; i < n; ++i) norms[i] = inv_norm[i] > 0.0f ? 1.0f / inv_norm[i] : 0.0f;
+  const float t = tie_tolerance(norms, 0, n);
   std::int64_t wins = 0, ties = 0;  // over the pairs a < b <= last
   double row_sum = 0.0, tie_sum = 0.0;
   for (int last = 1; last + 1 < n; ++last) {
+    const float below = norms[last] - t, above = norms[last] + t;
+    std::int64_t w = 0, l = 0;
     for (int a = 0; a < last; ++a) {
-      wins += norms[a] < norms[last];
-      ties += norms[a] == norms[last];
+      w += norms[a] < below;
+      l += norms[a] > above;
     }
+    wins += w;
+    ties += last - w - l;
     const int r = last + 1;  // row r compares the pairs within [0, r)
     const double pairs = 0.5 * static_cast<double>(r) * (r - 1);
     row_sum += 0.5 * static_cast<double>(2 * wins + ties) / pairs;

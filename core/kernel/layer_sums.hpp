@@ -72,30 +72,46 @@ inline int bin_of(double x, double lo, double width, int bins) {
 // cosine differences sim(a, b) - sim(a, c) and sim(c, b) - sim(c, a) binned over [-1, 1], each anchor row
 // (a, respectively c) weighted equally as the adjacency score averages its rows, so the second's share
 // above 0 (ties 1/2) is this sample's adjacency score; and a one in the bin of its adjacency and RP over
-// [0, 1]. C: the cosines, lower triangle (row i, keys j <= i).
+// [0, 1]. C: the cosines, lower triangle (row i, keys j <= i). A difference at float resolution (a tie of
+// its two cosines at their row's tolerance, core/stats/float_resolution.hpp, as the adjacency score counts it) adds
+// half its weight to each of the two bins beside 0 (B is even) and 1/2 to the mass above 0.
 inline void add_histograms(const LayerArgs& k, int l, bool maps, const float* C, const LayerMetrics& lm, double* sum,
                            double* sq) {
   const AccumLayout& L = *k.layout;
   const int n = k.n, B = L.hist_bins;
   thread_local std::vector<double> bins;
+  thread_local std::vector<float> ahead;
   bins.assign(4 * std::size_t(B), 0.0);
   double above[2] = {0.0, 0.0};
   auto sim = [&](int i, int j) { return i >= j ? C[std::size_t(i) * n + j] : C[std::size_t(j) * n + i]; };
-  auto add = [&](int which, float diff, double w) {
-    bins[std::size_t(which) * B + bin_of(diff, -1.0, 2.0, B)] += w;
-    above[which] += diff > 0.0f ? w : diff == 0.0f ? 0.5 * w : 0.0;
+  // `nearer` against `farther` (the cosine to the nearer and the farther key) at tolerance t.
+  auto add = [&](int which, float nearer, float farther, float t, double w) {
+    const int order = order_at_resolution(farther, nearer, t);
+    double* h = bins.data() + std::size_t(which) * B;
+    if (order == 0) {
+      h[B / 2 - 1] += 0.5 * w;
+      h[B / 2] += 0.5 * w;
+      above[which] += 0.5 * w;
+      return;
+    }
+    h[bin_of(nearer - farther, -1.0, 2.0, B)] += w;
+    above[which] += order > 0 ? w : 0.0;
   };
   if (n >= 3) {
     for (int a = 0; a + 2 < n; ++a) {  // anchor a looks ahead: b, c after it
       const double m = n - 1 - a, w = 1.0 / ((n - 2) * 0.5 * m * (m - 1));
+      ahead.resize(std::size_t(n));
+      for (int b = a + 1; b < n; ++b) ahead[std::size_t(b)] = sim(a, b);
+      const float t = tie_tolerance(ahead.data(), a + 1, n);
       for (int b = a + 1; b + 1 < n; ++b)
-        for (int c = b + 1; c < n; ++c) add(0, sim(a, b) - sim(a, c), w);
+        for (int c = b + 1; c < n; ++c) add(0, ahead[std::size_t(b)], ahead[std::size_t(c)], t, w);
     }
     for (int c = 2; c < n; ++c) {  // anchor c looks back: row c of the adjacency score
       const double w = 1.0 / ((n - 2) * 0.5 * double(c) * (c - 1));
       const float* row = C + std::size_t(c) * n;
+      const float t = tie_tolerance(row, 0, c);
       for (int b = 1; b < c; ++b)
-        for (int a = 0; a < b; ++a) add(1, row[b] - row[a], w);
+        for (int a = 0; a < b; ++a) add(1, row[b], row[a], t, w);
     }
     bins[2 * std::size_t(B) + bin_of(lm.adjacency.value, 0.0, 1.0, B)] = 1.0;
   }

@@ -26,12 +26,13 @@ constexpr const char* kMagic = "MASKSCOPE-SUMS 1\n";
 // bit_ceil(values per layer / 512) blocks; version 0.2.0: v first in the reduced basis, lane trees
 // ((0+4) + (1+5)) + ((2+6) + (3+7)), segments of bit_ceil(values per layer / 256) blocks; version
 // 0.3.0: fused multiply-adds in the lane kernel's dot products, mix and exponentials; version 0.4.0: a
-// fixed random-weight network's blocks are batches of fixed_batch_samples (Eigen's products).)
+// fixed random-weight network's blocks are batches of fixed_batch_samples (Eigen's products); issue 48:
+// pair comparisons tie within 2^-17 of their row's largest value, docs/model.md section 4.1.)
 constexpr const char* kNumerics =
     "philox4x32-10 box-muller; reduced basis v first; lane trees 04-15-26-37; "
     "lane fma in dots, mix, exp; packed maps; "
     "blocks of 1e7, fixed random-weight networks in batches, segments of 256 values per layer a block, "
-    "exact 192-bit 2^-100";
+    "exact 192-bit 2^-100; ties within 2^-17 of the row";
 
 std::string header_json(const PartialSums& p) {
   const SampleGrid g = sample_grid(p.settings);

@@ -23,12 +23,20 @@ struct Fit {
 
 double delta_r2(const Fit& f, double N) { return f.ok && f.q > 0 ? N * f.b * f.b * f.q / f.sst : kNaN; }
 
+// docs/model.md section 4.1 for a fit over `cells` cells of N samples whose values reach magnitude `scale`:
+// constant when the values spread about their grand mean by no more than float resolution (SST's share per
+// value; SST 0 included), i.e. SST is not significantly above 0 and dR^2 = (...) / SST is a ratio to rounding.
+bool constant_at_resolution(const Fit& f, double N, double cells, double scale) {
+  return cells > 0 && f.sst >= 0 && at_float_resolution(std::sqrt(f.sst / (N * cells)), scale);
+}
+
 // Per offset o = i - j + n - 1: cells, sum of the map, sum of i; and the grand total.
 struct OffsetSums {
   std::vector<double> cells, sum_m, sum_i;
   double total = 0, count = 0;
   std::vector<double> mo, io;  // per offset: the mean of the map and of i (after prepare)
   double grand = 0;
+  double scale = 0;  // the largest |value| (the magnitude float resolution is relative to)
   explicit OffsetSums(int n)
       : cells(std::size_t(2 * n), 0.0), sum_m(std::size_t(2 * n), 0.0), sum_i(std::size_t(2 * n), 0.0) {}
   void add(int i, std::size_t o, double v) {
@@ -78,9 +86,11 @@ Leakage fits(int n, const KeyRanges& keys, const double* mean, const double* m2,
   for (int i = 0; i < n; ++i) {
     OffsetSums& b = bins[std::size_t(bin_of[std::size_t(i)])];
     double all_total = all.total, all_count = all.count, b_total = b.total, b_count = b.count;
+    double scale = all.scale;
     for (int j = keys.lo[std::size_t(i)]; j <= keys.hi[std::size_t(i)]; ++j) {
       const double v = mean[cell(i, j)];
       if (!std::isfinite(v)) continue;
+      scale = std::max(scale, std::fabs(v));
       const std::size_t o = std::size_t(i - j + n - 1);
       all.cells[o] += 1;
       all.sum_m[o] += v;
@@ -95,6 +105,7 @@ Leakage fits(int n, const KeyRanges& keys, const double* mean, const double* m2,
     }
     all.total = all_total;
     all.count = all_count;
+    all.scale = scale;
     b.total = b_total;
     b.count = b_count;
   }
@@ -136,6 +147,26 @@ Leakage fits(int n, const KeyRanges& keys, const double* mean, const double* m2,
                               : kNaN;
   out.delta_r2_mean_map = delta_r2(map, 1.0);
   for (std::size_t k = 0; k < B; ++k) out.bins[k].delta_r2 = delta_r2(bin_fit[k], N);
+  // Float resolution (docs/model.md section 4.1). A map constant up to it has no variance to explain: every
+  // share of it is null. Else, with per-sample slopes known (m2 and 2 samples or more): when they spread by
+  // no more than float resolution (the position's effect on a value, |b_s| sqrt(Q / cells), the same in
+  // every sample up to rounding) the SE is 0, and when the common slope's effect is below it too, dR^2 is
+  // 0: what the regression would find is rounding.
+  const double cells = all.count;
+  if (constant_at_resolution(pooled, N, cells, all.scale)) {
+    out.delta_r2 = {kNaN, kNaN, 0, 0, EstimateNote::constant_at_float_resolution};
+    out.r2_base = out.slope = kNaN;
+    for (LeakageBin& b : out.bins) b.delta_r2 = kNaN;
+  } else if (pooled.ok && pooled.q > 0 && m2 && N >= 2 &&
+             at_float_resolution(slope_se * std::sqrt(N) * std::sqrt(pooled.q / cells), all.scale)) {
+    if (out.delta_r2.se != 0) out.delta_r2.note = EstimateNote::exact_at_float_resolution;
+    out.delta_r2.se = 0.0;
+    if (at_float_resolution(std::fabs(pooled.b) * std::sqrt(pooled.q / cells), all.scale)) {
+      out.delta_r2.mean = 0.0;
+      out.delta_r2.note = EstimateNote::below_float_resolution;
+    }
+  }
+  if (constant_at_resolution(map, 1.0, cells, all.scale)) out.delta_r2_mean_map = kNaN;
   return out;
 }
 
@@ -186,10 +217,13 @@ double leakage_ratio_se(double a, double sa, double b, double sb) {
   return r * std::sqrt((sa / a) * (sa / a) + (sb / b) * (sb / b));
 }
 
-ResidualShare residual_stream_share(const Leakage& bidirectional, const Leakage& causal) {
-  const Estimate &b = bidirectional.delta_r2, &c = causal.delta_r2;
-  if (!(c.mean > 3 * c.se)) return {kNaN, kNaN};
-  return {leakage_ratio(b.mean, c.mean), leakage_ratio_se(b.mean, b.se, c.mean, c.se)};
+Ratio significant_ratio(const Estimate& a, const Estimate& b) {
+  if (!(b.mean > 3 * b.se)) return {kNaN, kNaN, EstimateNote::denominator_not_significant};
+  return {leakage_ratio(a.mean, b.mean), leakage_ratio_se(a.mean, a.se, b.mean, b.se)};
+}
+
+Ratio residual_stream_share(const Leakage& bidirectional, const Leakage& causal) {
+  return significant_ratio(bidirectional.delta_r2, causal.delta_r2);
 }
 
 std::vector<double> offset_means(int n, const KeyRanges& keys, const std::vector<double>& map) {

@@ -47,13 +47,20 @@ Leakage leakage_of(const AccumLayout& L, const KeyRanges& keys, const RunMoments
 double leakage_ratio(double a, double b);
 double leakage_ratio_se(double a, double sa, double b, double sb);
 
-// r_l = dR^2_bidirectional / dR^2_causal, the residual-stream share of the leakage (Ruscio et al. `004`
-// Table 8; 1 - r_l is the causal-mask share of Eq. 5), with leakage_ratio_se. NaN unless the causal
-// dR^2 stands out of its noise (more than 3 SE): a ratio to noise means nothing.
-struct ResidualShare {
+// A ratio of two estimates with its SE (leakage_ratio, leakage_ratio_se), or null (NaN) with the reason
+// (docs/model.md section 4.1): the rule for every ratio of estimates.
+struct Ratio {
   double value = 0, se = 0;
+  EstimateNote note = EstimateNote::none;
 };
-ResidualShare residual_stream_share(const Leakage& bidirectional, const Leakage& causal);
+// a / b, null with EstimateNote::denominator_not_significant unless b stands out of its noise (more than
+// 3 SE; an SE of 0 at float resolution: more than 0): a ratio to noise means nothing.
+Ratio significant_ratio(const Estimate& a, const Estimate& b);
+
+// r_l = dR^2_bidirectional / dR^2_causal, the residual-stream share of the leakage (Ruscio et al. `004`
+// Table 8; 1 - r_l is the causal-mask share of Eq. 5), by significant_ratio.
+using ResidualShare = Ratio;
+Ratio residual_stream_share(const Leakage& bidirectional, const Leakage& causal);
 
 // The saturated relative baseline's fit of a map: each cell's offset mean m_o (NaN where masked).
 // The map minus this is the absolute part, which dR^2 measures.

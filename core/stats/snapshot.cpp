@@ -123,11 +123,20 @@ void to_standard_errors(RunMoments& m, std::size_t from, std::size_t count) {
   for (std::size_t k = 0; k < count; ++k) v[k] = std::sqrt(std::max(0.0, v[k]) / denominator);
 }
 
-// The estimate at `at` (its tie share at ties_at, when given): NaN when the metric does not exist here.
+// The estimate at `at` (its tie share at ties_at, when given): NaN when the metric does not exist here. Its SE
+// is 0, with the note saying so, when the per-sample values spread by more than 0 but no more than float
+// resolution (docs/model.md section 4.1): they then differ by rounding only, and the mean is exact at that
+// resolution. (Samples that all gave the same bits have SE 0 already, and no note.)
 Estimate estimate(const RunMoments& m, bool present, std::size_t at, std::size_t ties_at = std::size_t(-1)) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (!present || m.count == 0) return {nan, nan, nan, m.count};
-  return {m.mean[at], m.standard_error(at), ties_at == std::size_t(-1) ? 0.0 : m.mean[ties_at], m.count};
+  Estimate e{m.mean[at], m.standard_error(at), ties_at == std::size_t(-1) ? 0.0 : m.mean[ties_at], m.count};
+  if (m.count >= 2 && e.se > 0 && std::isfinite(e.mean) &&
+      at_float_resolution(e.se * std::sqrt(double(m.count)), e.mean)) {
+    e.se = 0.0;
+    e.note = EstimateNote::exact_at_float_resolution;
+  }
+  return e;
 }
 
 // The per-sample metrics of the table (metric_table.hpp) of layer l whose `embeddings` flag is `hidden`

@@ -70,18 +70,22 @@ TEST_CASE("run --stage-grams: the other numbers are the same with it on, and as 
   };
   // The golden numbers: layer L's score_mean[5][2], cosine_mean[6][1] and rp as the build before stage_grams
   // (commit 185e2f4) wrote them on an AVX-512 machine, whose whole JSON the option's off and on runs repeat.
+  // Except rp, which issue 48's ties at float resolution (docs/model.md section 4.1) changed where two scores of
+  // a row lie within 2^-17 of its largest (0.5472619047619048, 0.5690204326923076 and 0.4922321428571428
+  // before: one pair in 300 samples, and, for the fixed network, repeated tokens' equal scores that rounding
+  // had split).
   const Case cases[] = {
       {"--n 8 --d 16 --layers 2 --samples 300 --seed 3 --alpha 0.3", "lanes-8", 1.5738722631684505, 0.5408038745401427,
-       0.5472619047619048},
+       0.5472321428571428},
       {"--n 130 --d 8 --layers 1 --samples 4 --seed 3 --rope 100", "per-sample x86-64-v3", 0.08781695552170277,
-       0.6768896132707596, 0.5690204326923076},
+       0.6768896132707596, 0.569020782088551},
       // A mean of 0.01: at mean 0 per-sample weights take Bartlett attention's draws, which stage Grams turn off
       // (test_stage_grams.cpp). Random weights' bits changed in versions 0.5.0 and 0.6.0 (issue 34: the draws, then
       // GELU): these numbers and the fixed network's are 0.6.0's.
       {"--model random_weights --n 8 --d 16 --heads 2 --layers 2 --samples 100 --seed 3 --init-mean 0.01",
        "per-sample x86-64-v3 triangular", 2.441101591102779e-05, 0.314999108184129, 0.49857142857142883},
       {"--model random_weights --n 8 --d 16 --heads 2 --layers 2 --samples 100 --seed 3 --weights fixed",
-       "batched x86-64-v3", -0.00045512511394917965, 0.05989467374049127, 0.4922321428571428},
+       "batched x86-64-v3", -0.00045512511394917965, 0.05989467374049127, 0.49205357142857137},
   };
   int c = 0;
   for (const Case& k : cases) {

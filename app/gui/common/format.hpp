@@ -20,7 +20,17 @@ inline constexpr double kUnknownSe = std::numeric_limits<double>::quiet_NaN();
 std::string value_with_se(double v, double se);
 // The same from `samples` samples: an SE from fewer than 2 is not known (the core reports 0), so "± --".
 std::string value_with_se(double v, double se, std::int64_t samples);
-inline std::string value_with_se(const Estimate& e) { return value_with_se(e.mean, e.se, e.samples); }
+// An estimate: "--" when it is null for a reason of float resolution (docs/model.md section 4.1; the reason,
+// note_text(e.note), is for the value's tooltip).
+inline std::string value_with_se(const Estimate& e) {
+  if (!(e.mean == e.mean) && e.note != EstimateNote::none) return "--";  // NaN with a note
+  return value_with_se(e.mean, e.se, e.samples);
+}
+// A tooltip's text: `description`, and the estimate's note on a line of its own when it has one.
+inline std::string with_note(std::string description, const Estimate& e) {
+  if (e.note != EstimateNote::none) description += "\n\n" + std::string(note_text(e.note));
+  return description;
+}
 // An SE on its own ("0.00031"), "--" while not known (fewer than 2 samples, or NaN).
 std::string se_text(double se, std::int64_t samples);
 

@@ -112,17 +112,25 @@ void share_table(const Snapshot& causal, const Snapshot* bi, float height) {
     ImGui::TableNextColumn();
     ImGui::Text("%zu", l + 1);
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(value_with_se(c.leakage.delta_r2).c_str());
+    // A null or SE-0 value at float resolution says why on hover (docs/model.md section 4.1).
+    auto estimate = [](const Estimate& e) {
+      ImGui::TextUnformatted(value_with_se(e).c_str());
+      if (e.note != EstimateNote::none && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", note_text(e.note).data());
+    };
+    estimate(c.leakage.delta_r2);
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(b ? value_with_se(b->leakage.delta_r2).c_str() : "...");
+    if (b) estimate(b->leakage.delta_r2);
+    else ImGui::TextUnformatted("...");
     ImGui::TableNextColumn();
     const ResidualShare r = b ? residual_stream_share(b->leakage, c.leakage) : ResidualShare{};
     if (b && std::isfinite(r.value)) ImGui::TextUnformatted(value_with_se(r.value, r.se).c_str());
-    else ImGui::TextDisabled(b ? "n/a (causal dR^2 < 3 SE)" : "...");
+    else ImGui::TextDisabled(b ? "-- (causal dR^2 < 3 SE)" : "...");
+    if (b && r.note != EstimateNote::none && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", note_text(r.note).data());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(value_with_se(c.sink_weight).c_str());
+    estimate(c.sink_weight);
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(b ? value_with_se(b->sink_weight).c_str() : "...");
+    if (b) estimate(b->sink_weight);
+    else ImGui::TextUnformatted("...");
   }
   ImGui::EndTable();
 }

@@ -103,7 +103,7 @@ void draw_metrics_tab(const Snapshot& snap) {
       ImGui::TableNextColumn();
       if (l.layer == 0 && !m->embeddings) ImGui::TextDisabled("no attention");
       else ImGui::TextUnformatted(value_with_se(m->of(l)).c_str());
-      explain(std::string(m->description).c_str());
+      explain(with_note(std::string(m->description), m->of(l)).c_str());
       if (!m->ties) continue;
       ImGui::TableNextColumn();
       if (l.layer > 0 || m->embeddings) tie_share(m->of(l).ties);
