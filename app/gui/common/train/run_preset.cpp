@@ -15,7 +15,7 @@
 
 namespace maskscope::gui {
 
-nlohmann::json default_training_json() {
+train::TrainRunConfig default_training_config() {
   train::TrainRunConfig c;
   Settings& s = c.model;
   s.model = Model::random_weights;
@@ -32,8 +32,10 @@ nlohmann::json default_training_json() {
   c.checkpoint_every = 20;
   c.eval_sequences = 200;
   c.opt.warmup = 20;
-  return train::training_json(c);
+  return c;
 }
+
+nlohmann::json default_training_json() { return train::training_json(default_training_config()); }
 
 train::TrainRunConfig preset_training(const PresetRun& run, const std::string& folder) {
   nlohmann::json j = default_training_json();

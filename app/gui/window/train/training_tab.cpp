@@ -32,23 +32,9 @@ std::string seconds_text(double s) {
   return b;
 }
 
-// The form's defaults: a small network that trains in seconds (d 32, 2 layers, 2 heads, 200 steps).
+// The form's defaults: the presets' small network (run_preset.hpp), on one thread beside the live run.
 train::TrainRunConfig default_form() {
-  train::TrainRunConfig c;
-  Settings& s = c.model;
-  s.model = Model::random_weights;
-  s.weights = WeightsMode::fixed;
-  s.gamma = 1;
-  s.vocab = 16;  // raised to the data's vocabulary by run_model when it needs more
-  s.d = 32;
-  s.layers = 2;
-  s.heads = 2;
-  c.steps = 200;
-  c.batch = 32;
-  c.eval_every = 20;
-  c.checkpoint_every = 20;
-  c.eval_sequences = 200;
-  c.opt.warmup = 20;
+  train::TrainRunConfig c = default_training_config();
   c.threads = 1;
   return c;
 }
