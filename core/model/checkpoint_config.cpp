@@ -182,8 +182,9 @@ CheckpointConfig parse_checkpoint_config(const nlohmann::json& j, const std::str
     if (!ms->is_object() || !ms->contains("settings")) fail("its \"maskscope\" object lacks \"settings\"");
     const nlohmann::json& ks = (*ms)["settings"];
     if (!ks.is_object()) fail("maskscope.settings is not an object");
-    for (const auto& [key, value] : ks.items()) {
-      (void)value;
+    for (const auto& item : ks.items()) {
+      const std::string& key =
+          item.key();  // a name, not a structured binding: clang 14 (the web build) cannot capture one
       if (std::find_if(std::begin(kModelKeys), std::end(kModelKeys), [&](const char* k) { return key == k; }) ==
           std::end(kModelKeys))
         fail("maskscope.settings." + printable(key) + " is not a setting a checkpoint fixes");
