@@ -257,7 +257,9 @@ Settings training_model_settings(const TrainTexts& given, std::vector<SettingErr
   s.weights = WeightsMode::fixed;
   s.vocab = 0;  // from the data unless given
   bool gamma_given = false, model_given = false, weights_given = false, step_given = false;
-  for (const auto& [name, text] : given) {
+  for (const auto& pair : given) {
+    const auto& name = pair.first;
+    const auto& text = pair.second;  // names, not a structured binding: clang 14 (the web build) cannot capture one
     const std::string key = setting_key_of(name);
     gamma_given |= key == "gamma";
     model_given |= key == "model";

@@ -219,8 +219,9 @@ Scene layout_curves(const FigureData& data) {
     std::size_t best = SIZE_MAX;
     for (const auto& [cx, cy] : {std::pair{6.0f, 6.0f}, std::pair{W - pl.legend_w - 6, H - pl.legend_h - 6},
                                  std::pair{W - pl.legend_w - 6, 6.0f}, std::pair{6.0f, H - pl.legend_h - 6}}) {
+      const float x0 = cx, y0 = cy;  // names, not structured bindings: clang 14 (the web build) cannot capture one
       const std::size_t inside = std::size_t(std::count_if(ink.begin(), ink.end(), [&](const auto& q) {
-        return q[0] >= cx - 4 && q[0] <= cx + pl.legend_w + 4 && q[1] >= cy - 4 && q[1] <= cy + pl.legend_h + 4;
+        return q[0] >= x0 - 4 && q[0] <= x0 + pl.legend_w + 4 && q[1] >= y0 - 4 && q[1] <= y0 + pl.legend_h + 4;
       }));
       if (inside < best) best = inside, pl.lx = cx, pl.ly = cy;
     }

@@ -226,8 +226,8 @@ bool TrainingSession::refresh() {
   const std::string log = config_.out + "/log.jsonl";
   std::string stamp;
   if (fs::exists(log, ec)) {
-    stamp = std::to_string(fs::file_size(log, ec)) + ":" +
-            std::to_string(fs::last_write_time(log, ec).time_since_epoch().count());
+    stamp = std::to_string(static_cast<unsigned long long>(fs::file_size(log, ec))) + ":" +
+            std::to_string(static_cast<long long>(fs::last_write_time(log, ec).time_since_epoch().count()));
   }
   bool changed = false;
   if (stamp != log_stamp_) {
