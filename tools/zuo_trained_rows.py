@@ -155,15 +155,15 @@ def main():
              and os.path.exists(os.path.join(run_dir(a.out, t, 1, a.long), "done.json"))]
     if longs:
         print(f"Seed 1 trained for {a.long} steps (same flags otherwise):\n")
-        print("| task | accuracy | test loss | first step >= 90% | wall (s) | quantity | embeddings | 1 | 2 | 3 | 4 | 5 | 6 "
-              "| max SE |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("| task | run | embeddings | 1 | 2 | 3 | 4 | 5 | 6 | max SE |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for task in longs:
             step, acc, loss, first, wall = run_summary(a.out, task, 1, a.long)
             m = measure(a.cli, a.out, task, 1, step, a.long)
-            print(f"| {task} | {acc:.3f} | {loss:.4f} | {first} | {wall:.0f} | adjacency | "
-                  + " | ".join(f"{x:.2f}" for x in m[0]) + f" | {m[2]:.3f} |")
-            print("| | | | | | norm adjacency | " + " | ".join(f"{x:.2f}" for x in m[1]) + f" | {m[3]:.3f} |")
+            print(f"| {task} | paper Trained, adjacency | " + " | ".join(f"{x:.2f}" for x in PAPER[task][1]) + " | |")
+            print(f"| | ours, adjacency (accuracy {100 * acc:.1f}%, test loss {loss:.2g}, >= 90% from step {first}, "
+                  f"{wall:.0f} s) | " + " | ".join(f"{x:.2f}" for x in m[0]) + f" | {m[2]:.3f} |")
+            print("| | ours, norm adjacency | " + " | ".join(f"{x:.2f}" for x in m[1]) + f" | {m[3]:.3f} |")
         print()
 
 if __name__ == "__main__":
