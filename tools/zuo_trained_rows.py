@@ -128,7 +128,7 @@ def main():
     print("|---|---|---|---|---|---|---|")
     for task, seed in sorted(done):
         step, acc, loss, first, wall = run_summary(a.out, task, seed)
-        print(f"| {task} | {seed} | {step} | {acc:.3f} | {loss:.4f} | {first} | {wall:.0f} |")
+        print(f"| {task} | {seed} | {step} | {acc:.3f} | {loss:.4f} | {first if first is not None else 'never'} | {wall:.0f} |")
     print()
     for name, idx in (("Table 1: adjacency", 0), ("Table 6: norm adjacency", 1)):
         print(f"{name} (mean over seeds, min-max between seeds; max SE within a run of 256 prompts)\n")
@@ -161,7 +161,7 @@ def main():
             step, acc, loss, first, wall = run_summary(a.out, task, 1, a.long)
             m = measure(a.cli, a.out, task, 1, step, a.long)
             print(f"| {task} | paper Trained, adjacency | " + " | ".join(f"{x:.2f}" for x in PAPER[task][1]) + " | |")
-            print(f"| | ours, adjacency (accuracy {100 * acc:.1f}%, test loss {loss:.2g}, >= 90% from step {first}, "
+            print(f"| | ours, adjacency (accuracy {100 * acc:.1f}%, test loss {loss:.2g}, >= 90% from step {first if first is not None else 'never'}, "
                   f"{wall:.0f} s) | " + " | ".join(f"{x:.2f}" for x in m[0]) + f" | {m[2]:.3f} |")
             print("| | ours, norm adjacency | " + " | ".join(f"{x:.2f}" for x in m[1]) + f" | {m[3]:.3f} |")
         print()
