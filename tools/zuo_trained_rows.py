@@ -15,7 +15,10 @@ mean over seeds and the min-max between seeds of the adjacency (Table 1) and the
 embeddings and of layers 1-6, with each run's test accuracy and wall time.
 
 Usage: tools/zuo_trained_rows.py [--cli build/maskscope-cli] [--out DIR] [--tasks reversal,addition,...]
+                                 [--long 6000 [--long-tasks reversal,addition,indexing,ordering]]
                                  [--table-only]   (re-read DIR's runs without training)
+docs/papers.md's numbers: `tools/zuo_trained_rows.py --long 6000` (2000-step runs for every seed, then seed 1 of each
+task for 6000 steps; about 37 minutes on one thread). A finished run (done.json) is not retrained.
 Standard library only.
 """
 
