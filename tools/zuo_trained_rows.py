@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""Retrain the networks of Zuo et al.'s Tables 1 and 6 ("Trained" rows) and print the table.
+
+docs/papers.md, "Trained networks (Zuo et al. Tables 1 and 6)". For each task and seed this runs
+
+    nice -n 10 maskscope-cli train --task TASK --d 64 --layers 6 --heads 2 --first-token fixed ...
+
+one run at a time (the machine is shared), then measures the initial (step 0) and the last checkpoint with
+
+    maskscope-cli run --checkpoint RUN@STEP --hidden attention --tokens builtin:zuo-TASK
+                      --tokens-format chars --n PROMPT --samples 256 --seed 1 --threads 1
+
+(the paper's reading of Table 1: the attention sublayer's output, docs/papers.md Table 4), and prints per task the
+mean over seeds and the min-max between seeds of the adjacency (Table 1) and the norm adjacency (Table 6) of the
+embeddings and of layers 1-6, with each run's test accuracy and wall time.
+
+Usage: tools/zuo_trained_rows.py [--cli build/maskscope-cli] [--out DIR] [--tasks reversal,addition,...]
+                                 [--long 6000 [--long-tasks reversal,addition,indexing,ordering]]
+                                 [--table-only]   (re-read DIR's runs without training)
+docs/papers.md's numbers: `tools/zuo_trained_rows.py --long 6000` (2000-step runs for every seed, then seed 1 of each
+task for 6000 steps; about 37 minutes on one thread). A finished run (done.json) is not retrained.
+Standard library only.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+# Prompt lengths of the 256 evaluation prompts (docs/model.md section 11); a BOS comes in front of each.
+PROMPT_N = {"addition": 8, "reversal": 22, "indexing": 20, "ordering": 19}
+SEEDS = {"reversal": [1, 2, 3], "addition": [1, 2], "indexing": [1, 2], "ordering": [1, 2]}
+# Run order: one seed of every task first, so that a cut-short session still has every task.
+ORDER = [("reversal", 1), ("addition", 1), ("indexing", 1), ("ordering", 1),
+         ("reversal", 2), ("addition", 2), ("indexing", 2), ("ordering", 2), ("reversal", 3)]
+
+NET = ["--d", "64", "--layers", "6", "--heads", "2", "--first-token", "fixed"]
+STEPS = {"reversal": 2000, "addition": 2000, "indexing": 2000, "ordering": 2000}
+TRAIN = ["--batch", "64", "--lr", "3e-3", "--warmup", "100", "--threads", "1", "--eval-every", "500",
+         "--eval-sequences", "1000", "--checkpoint-every", "1000000"]
+
+# Zuo et al. (003) Table 1, as published (embeddings, layers 1-6).
+PAPER = {
+    "addition": ([0.47, 0.99, 1.00, 1.00, 1.00, 1.00, 1.00], [0.48, 0.95, 0.98, 0.99, 0.98, 0.88, 0.85]),
+    "reversal": ([0.49, 0.97, 0.99, 0.99, 0.99, 0.99, 0.99], [0.58, 0.91, 0.98, 0.99, 0.88, 0.82, 0.83]),
+    "indexing": ([0.49, 0.98, 0.99, 0.99, 0.99, 0.99, 0.99], [0.55, 0.80, 0.96, 0.96, 0.88, 0.79, 0.83]),
+    "ordering": ([0.49, 0.98, 1.00, 1.00, 1.00, 1.00, 1.00], [0.56, 0.89, 0.98, 0.96, 0.77, 0.80, 0.76]),
+}
+
+
+def run_dir(out, task, seed, steps=None):
+    return os.path.join(out, f"{task}-seed{seed}" + (f"-steps{steps}" if steps else ""))
+
+
+def train(cli, out, task, seed, steps=None):
+    folder = run_dir(out, task, seed, steps)
+    if os.path.exists(os.path.join(folder, "done.json")):
+        return
+    if os.path.exists(folder):
+        subprocess.run(["rm", "-rf", folder], check=True)
+    cmd = ["nice", "-n", "10", cli, "train", "--task", task, *NET, "--steps", str(steps or STEPS[task]), *TRAIN,
+           "--seed", str(seed), "--weight-seed", str(seed), "--out", folder, "--quiet"]
+    print(" ".join(cmd), file=sys.stderr, flush=True)
+    start = time.monotonic()
+    subprocess.run(cmd, check=True)
+    wall = time.monotonic() - start
+    with open(os.path.join(folder, "done.json"), "w") as f:
+        json.dump({"wall_s": wall, "command": cmd}, f)
+
+
+def measure(cli, out, task, seed, step, steps=None):
+    folder = run_dir(out, task, seed, steps)
+    path = os.path.join(folder, f"measure-{step}.json")
+    if not os.path.exists(path):
+        subprocess.run(["nice", "-n", "10", cli, "run", "--checkpoint", f"{folder}@{step}", "--hidden", "attention",
+                        "--tokens", f"builtin:zuo-{task}", "--tokens-format", "chars", "--n",
+                        str(PROMPT_N[task] + 1), "--samples", "256", "--seed", "1", "--threads", "1", "--out", path],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(path) as f:
+        j = json.load(f)
+    adj = [j["embeddings"]["adjacency"]] + [layer["adjacency"] for layer in j["layers"]]
+    nadj = [j["embeddings"]["norm_adjacency"]] + [layer["norm_adjacency"] for layer in j["layers"]]
+    se = max([j["embeddings"]["adjacency_se"]] + [layer["adjacency_se"] for layer in j["layers"]])
+    nse = max([j["embeddings"]["norm_adjacency_se"]] + [layer["norm_adjacency_se"] for layer in j["layers"]])
+    return adj, nadj, se, nse
+
+
+def run_summary(out, task, seed, steps=None):
+    folder = run_dir(out, task, seed, steps)
+    log = [json.loads(line) for line in open(os.path.join(folder, "log.jsonl"))]
+    last = log[-1]
+    first_100 = next((e["step"] for e in log if e["test_accuracy"] >= 0.9), None)
+    with open(os.path.join(folder, "done.json")) as f:
+        wall = json.load(f)["wall_s"]
+    return last["step"], last["test_accuracy"], last["test_loss"], first_100, wall
+
+
+def cells(rows):
+    """Mean over seeds and min-max per column."""
+    out = []
+    for col in zip(*rows):
+        m = statistics.fmean(col)
+        out.append(f"{m:.2f} ({min(col):.2f}-{max(col):.2f})" if len(col) > 1 else f"{m:.2f}")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cli", default="build/maskscope-cli")
+    ap.add_argument("--out", default="/tmp/zuo_trained_rows")
+    ap.add_argument("--tasks", default="reversal,addition,indexing,ordering")
+    ap.add_argument("--table-only", action="store_true")
+    ap.add_argument("--long", type=int, default=0,
+                    help="also train seed 1 of --long-tasks for this many steps (docs/papers.md: 6000)")
+    ap.add_argument("--long-tasks", default="reversal,addition,indexing,ordering")
+    a = ap.parse_args()
+    tasks = a.tasks.split(",")
+    os.makedirs(a.out, exist_ok=True)
+    order = [(t, s) for t, s in ORDER if t in tasks]
+    if not a.table_only:
+        for task, seed in order:
+            train(a.cli, a.out, task, seed)
+        for task in a.long_tasks.split(",") if a.long else []:
+            train(a.cli, a.out, task, 1, a.long)
+    done = [(t, s) for t, s in order if os.path.exists(os.path.join(run_dir(a.out, t, s), "done.json"))]
+
+    print("| task | seed | steps | test accuracy | test loss | first step >= 90% | wall (s) |")
+    print("|---|---|---|---|---|---|---|")
+    for task, seed in sorted(done):
+        step, acc, loss, first, wall = run_summary(a.out, task, seed)
+        print(f"| {task} | {seed} | {step} | {acc:.3f} | {loss:.4f} | {first if first is not None else 'never'} | {wall:.0f} |")
+    print()
+    for name, idx in (("Table 1: adjacency", 0), ("Table 6: norm adjacency", 1)):
+        print(f"{name} (mean over seeds, min-max between seeds; max SE within a run of 256 prompts)\n")
+        print("| task | row | embeddings | 1 | 2 | 3 | 4 | 5 | 6 | max SE |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for task in tasks:
+            seeds = [s for t, s in done if t == task]
+            if not seeds:
+                continue
+            last = run_summary(a.out, task, seeds[0])[0]
+            init = [measure(a.cli, a.out, task, s, 0) for s in seeds]
+            trained = [measure(a.cli, a.out, task, s, last) for s in seeds]
+            if idx == 0:
+                print(f"| {task} | paper Init | " + " | ".join(f"{x:.2f}" for x in PAPER[task][0]) + " | |")
+            label = "" if idx == 0 else task
+            print(f"| {label} | ours Init ({len(seeds)} seeds) | " + " | ".join(cells([m[idx] for m in init]))
+                  + f" | {max(m[2 + idx] for m in init):.3f} |")
+            if idx == 0:
+                print("| | paper Trained | " + " | ".join(f"{x:.2f}" for x in PAPER[task][1]) + " | |")
+            print(f"| | ours Trained | " + " | ".join(cells([m[idx] for m in trained]))
+                  + f" | {max(m[2 + idx] for m in trained):.3f} |")
+        print()
+    longs = [t for t in a.long_tasks.split(",") if a.long
+             and os.path.exists(os.path.join(run_dir(a.out, t, 1, a.long), "done.json"))]
+    if longs:
+        print(f"Seed 1 trained for {a.long} steps (same flags otherwise):\n")
+        print("| task | run | embeddings | 1 | 2 | 3 | 4 | 5 | 6 | max SE |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for task in longs:
+            step, acc, loss, first, wall = run_summary(a.out, task, 1, a.long)
+            m = measure(a.cli, a.out, task, 1, step, a.long)
+            print(f"| {task} | paper Trained, adjacency | " + " | ".join(f"{x:.2f}" for x in PAPER[task][1]) + " | |")
+            print(f"| | ours, adjacency (accuracy {100 * acc:.1f}%, test loss {loss:.2g}, >= 90% from step {first if first is not None else 'never'}, "
+                  f"{wall:.0f} s) | " + " | ".join(f"{x:.2f}" for x in m[0]) + f" | {m[2]:.3f} |")
+            print("| | ours, norm adjacency | " + " | ".join(f"{x:.2f}" for x in m[1]) + f" | {m[3]:.3f} |")
+        print()
+
+if __name__ == "__main__":
+    main()
