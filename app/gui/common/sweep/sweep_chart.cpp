@@ -101,39 +101,6 @@ std::string sweep_setting_label(const std::string& key) {
   return key;
 }
 
-std::string sweep_settings_text(const Settings& s, const std::vector<SweepAxis>& axes) {
-  std::vector<std::string> parts;
-  auto shown = [&](const char* key) {
-    return std::none_of(axes.begin(), axes.end(), [&](const SweepAxis& a) { return a.key == key; });
-  };
-  auto add = [&](const char* key, std::string text) {
-    if (shown(key)) parts.push_back(std::move(text));
-  };
-  add("n", "n " + std::to_string(s.n));
-  add("d", "d " + std::to_string(s.d));
-  add("layers", std::to_string(s.layers) + (s.layers == 1 ? " layer" : " layers"));
-  if (s.random_weights()) {
-    add("init_std", "init std " + axis_value_text(s, "init_std"));
-  } else {
-    add("alpha", "alpha " + axis_value_text(s, "alpha"));
-  }
-  switch (s.norm) {
-    case Norm::none: add("norm", "no norm"); break;
-    case Norm::l2: add("norm", "L2 norm"); break;
-    case Norm::layernorm: add("norm", "LayerNorm"); break;
-    case Norm::rmsnorm: add("norm", "RMSNorm"); break;
-  }
-  add("gamma", s.gamma == 0   ? std::string("no residual")
-               : s.gamma == 1 ? std::string("residual")
-                              : "residual gamma " + axis_value_text(s, "gamma"));
-  if (!s.random_weights()) add("scale", "score scale " + setting_value_label("scale", axis_value_text(s, "scale")));
-  if (s.mask != MaskKind::causal) add("mask", setting_value_label("mask", mask_to_string(s)));
-  if (s.rope()) add("rope", "RoPE theta " + axis_value_text(s, "rope"));
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
-  return out;
-}
-
 bool sweep_is_heat_map(const SweepPlan& plan) {
   if (plan.axes.size() != 2) return false;
   for (const SweepAxis& a : plan.axes)

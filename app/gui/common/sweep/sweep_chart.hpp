@@ -24,9 +24,6 @@ struct SweepPicture {
 // The display name of a metric ("RP", "adjacency", "dR^2 of S", "A[9,0]") and of a setting ("alpha", "RoPE base").
 std::string sweep_metric_label(const SweepMetric& m);
 std::string sweep_setting_label(const std::string& key);
-// The settings a sweep holds fixed, in words, for its generated title: "n 10, d 64, 2 layers, alpha 0.5,
-// LayerNorm, residual, score scale 1/sqrt(d)" (the swept settings left out).
-std::string sweep_settings_text(const Settings& s, const std::vector<SweepAxis>& axes);
 // The metric's value without positional order (0.5 for RP and the adjacency scores; the table's chance), drawn
 // as a reference line; NaN when it has none (a cell, dR^2, the weight on key 0).
 double metric_chance(const SweepMetric& m);

@@ -42,6 +42,10 @@ struct SweepViewLimits {
 };
 
 // The settings the tab offers to sweep (issue 32's list), in menu order.
+// The settings a sweep holds fixed, in words, for its generated title: "n 10, d 64, 2 layers, alpha 0.5,
+// LayerNorm, residual, score scale 1/sqrt(d)" (the swept settings left out). A figure's generated title uses it too
+// (figure_spec.cpp), so it lives here, in the readers' object library (maskscope_gui_io), with figure_spec.cpp.
+std::string sweep_settings_text(const Settings& s, const std::vector<SweepAxis>& axes);
 const std::vector<std::string>& sweepable_keys();
 // A sensible first range for a setting when the user picks it ("0:1:21" for alpha, "4:1024:9log" for d).
 std::string default_axis_values(const std::string& key);
