@@ -64,7 +64,8 @@ Network with_parameters(const Network& drawn, int d) {
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  // memcmp's pointers may not be null even for 0 bytes (UBSan): empty vectors compare by size alone.
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 void check_same(const Network& a, const Network& b) {

@@ -154,14 +154,10 @@ TEST_CASE("alpha 1 (issue 48's repro, LN-recency's setting): every metric exact 
   CHECK(l2.rp.mean == 0.5);
   CHECK(l2.rp.se == 0.0);
   CHECK(l2.rp.ties == 1.0);
-  // The weight on key 0 is the mask's, 1 / (i + 1), up to rounding in every sample: SE 0 in every layer, and
-  // where rounding made the samples differ, the note says so.
-  int noted = 0;
-  for (const LayerStats& l : snap->layers) {
-    CHECK(l.sink_weight.se == 0.0);
-    noted += l.sink_weight.note == EstimateNote::exact_at_float_resolution;
-  }
-  CHECK(noted >= 1);
+  // The weight on key 0 is the mask's, 1 / (i + 1), up to rounding in every sample: SE 0 in every layer. Whether
+  // rounding made the samples differ (and so a note) depends on the build's float code (the sanitizer builds' bits
+  // are all equal), so only the SE is checked here; the note itself is checked by the JSON tests of this build.
+  for (const LayerStats& l : snap->layers) CHECK(l.sink_weight.se == 0.0);
   CHECK(!std::isfinite(l2.leakage.delta_r2.mean));
   CHECK(l2.leakage.delta_r2.note == EstimateNote::constant_at_float_resolution);
   CHECK(l2.weight_leakage.delta_r2.se == 0.0);  // the weights 1 / (i + 1): real structure, exact
