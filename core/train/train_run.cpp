@@ -1,4 +1,5 @@
 // A training run (train_run.hpp): batches, steps, evaluations, checkpoints and the resumable state.
+#include "core/stats/metric_table.hpp"
 #include "core/train/train_run.hpp"
 
 #include <algorithm>
@@ -138,16 +139,18 @@ nlohmann::json layer_readings(const Settings& e, std::shared_ptr<const Network> 
   m.merge(sums);
   const Snapshot snap = make_snapshot(e, std::move(m), key_ranges(e));
   nlohmann::json layers = nlohmann::json::array();
-  for (const LayerStats& l : snap.layers)
-    layers.push_back({{"layer", l.layer},
-                      {"adjacency", l.adjacency.mean},
-                      {"adjacency_se", l.adjacency.se},
-                      {"norm_adjacency", l.norm_adjacency.mean},
-                      {"norm_adjacency_se", l.norm_adjacency.se},
-                      {"rp", l.rp.mean},
-                      {"rp_se", l.rp.se},
-                      {"sink_weight", l.sink_weight.mean},
-                      {"sink_weight_se", l.sink_weight.se}});
+  // The readings by the metric table's rows, so that their keys are the run JSON's (core/stats/metric_table.hpp).
+  static const MetricInfo* const kReadings[] = {find_metric("adjacency"), find_metric("norm_adjacency"),
+                                                find_metric("rp"), find_metric("sink_weight")};
+  for (const LayerStats& l : snap.layers) {
+    nlohmann::json one = {{"layer", l.layer}};
+    for (const MetricInfo* row : kReadings) {
+      const Estimate& est = row->of(l);
+      one[std::string(row->key)] = est.mean;
+      one[std::string(row->key) + "_se"] = est.se;
+    }
+    layers.push_back(std::move(one));
+  }
   return layers;
 }
 
