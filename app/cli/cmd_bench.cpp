@@ -89,9 +89,9 @@ void bench_training(int threads, double seconds) {
     } while (elapsed < seconds);
     // Per CPU second too: on a shared machine the wall clock counts the other processes' turns.
     const double cpu = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
-    std::printf("%-42s %12.1f tokens/s  (%d steps in %.2f s, %.3f s/step, %d threads; %.1f tokens per CPU-s)\n",
+    std::printf("%-42s %12.1f tokens/s  (%d steps in %.2f s, %.3f s/step, %d threads; %.1f tokens per CPU-s, %s)\n",
                 shape.name, double(steps) * batch * s.n / elapsed, steps, elapsed, elapsed / steps, workers,
-                double(steps) * batch * s.n / cpu);
+                double(steps) * batch * s.n / cpu, training_kernel_name().c_str());
     std::fflush(stdout);
   }
 }

@@ -18,6 +18,7 @@
 #include "core/model/input_file.hpp"
 #include "core/model/settings_text.hpp"
 #include "core/model/strict_number.hpp"
+#include "core/run/kernel_info.hpp"
 #include "core/run/resources.hpp"
 #include "core/train/parameters.hpp"
 #include "core/train/train_run.hpp"
@@ -157,6 +158,7 @@ int cmd_train(TrainFlags& f, const CLI::App& cmd, const MpiSession& mpi) {
     errors.push_back({"out", "another rank refused the run (its message names the flag)"});
   if (!errors.empty()) return report_invalid(errors);
   if (mpi.active()) {
+    mpi_require_one_kernel(mpi, training_kernel_name());  // ranks whose products round alike, or none runs
     // Rank r computes chunks [r C / P, (r + 1) C / P) of each batch; every chunk's gradient and loss then goes from
     // its rank to all, and every rank sums the chunks in the same tree and updates the same parameters.
     const int chunks = train::chunk_count(c.batch), P = mpi.size();

@@ -54,7 +54,7 @@ void mpi_require_one_kernel(const MpiSession& mpi, std::string kernel) {
 #if MASKSCOPE_MPI
   const int r = mpi.rank();
   // Every rank must run the same kernel (kernel_info.hpp kernel_name): processors with and without
-  // AVX2 round differently, and the exact reduction promises one process's bits.
+  // AVX2 (or AVX-512) round differently, and the exact reduction promises one process's bits.
   if (const char* odd = std::getenv("MASKSCOPE_TEST_KERNEL_RANK"); odd && std::atoi(odd) == r)
     kernel += " (test)";                       // tests: a rank on a processor of another kind
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
@@ -65,7 +65,7 @@ void mpi_require_one_kernel(const MpiSession& mpi, std::string kernel) {
   if (lowest != highest) {
     if (r == 0)
       std::cerr << "maskscope-cli: the MPI ranks run different kernels (rank 0: '" << kernel
-                << "'; processors with and without AVX2 round differently). Run the job on processors of one "
+                << "'; processors with and without AVX2 or AVX-512 round differently). Run the job on processors of one "
                    "kind, or compute shards (--shard) on each kind and keep their results apart.\n";
     MPI_Barrier(MPI_COMM_WORLD);  // rank 0's message first
     mpi.abort(2);

@@ -2,6 +2,7 @@
 #include "core/run/kernel_info.hpp"
 
 #include "core/kernel/lane/lane_kernel.hpp"
+#include "core/kernel/network/eigen_gemm.hpp"
 #include "core/kernel/network/random_weights.hpp"
 #include "core/kernel/network/random_weights_bartlett.hpp"
 #include "core/model/input_basis.hpp"
@@ -14,9 +15,12 @@ std::string kernel_name(const Settings& s, KernelChoice kernel) {
   // multiply-adds rounded twice (lane_vectors.inc), other bits.
   if (runs_in_lanes(s, input_basis(s), kernel)) return lane_isa_portable() ? "lanes-8 unfused" : "lanes-8";
   // A fixed random-weight network on AVX2: Eigen's products on batches of samples (random_weights_batched.hpp),
-  // named by the level of the steps between the products (baseline in builds without target clones: other bits).
-  if (s.random_weights() && kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s))
-    return std::string("batched ") + kernel_clone_level();
+  // named by the level of the steps between the products (baseline in builds without target clones: other bits),
+  // and by the products' level when it is AVX-512's (eigen_gemm.hpp: they round differently from AVX2's).
+  if (s.random_weights() && kernel != KernelChoice::per_sample && RandomWeightsModel::batched(s)) {
+    const std::string products = rw::eigen_gemm_level();
+    return std::string("batched ") + kernel_clone_level() + (products == "x86-64-v3" ? "" : ", products " + products);
+  }
   // Per-sample weights: the draws' triangular factors times their normals (random_weights_math.hpp), and at
   // mean 0 without RoPE the heads from Bartlett factors (random_weights_bartlett.hpp).
   const char* bartlett = "";
@@ -24,5 +28,7 @@ std::string kernel_name(const Settings& s, KernelChoice kernel) {
     bartlett = rw::bartlett_exact(s) ? " triangular bartlett" : " triangular";
   return std::string("per-sample ") + kernel_clone_level() + bartlett;
 }
+
+std::string training_kernel_name() { return std::string("products ") + rw::eigen_gemm_level(); }
 
 }  // namespace maskscope

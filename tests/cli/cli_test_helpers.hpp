@@ -38,6 +38,10 @@ inline Result cli(const std::string& args, const std::string& env = "") {
 
 inline Result cli_env(const std::string& env, const std::string& args) { return cli(args, env + " "); }
 
+// The environment of runs checked against golden numbers of the batched random-weight kernel: its products at
+// AVX2's level, whose bits the numbers are, also on AVX-512 processors (eigen_gemm.hpp).
+inline const std::string kAvx2Products = "MASKSCOPE_GEMM=x86-64-v3 ";
+
 inline std::string work(const std::string& name) { return std::string(MASKSCOPE_TEST_WORK) + "/" + name; }
 
 #if MASKSCOPE_TEST_MPI

@@ -150,3 +150,19 @@ TEST_CASE("leakage: the run JSON's dR^2 keys, and the four-way table of maskscop
   CHECK(bad.code == 2);
   CHECK(bad.err.find("--rope-scramble") != std::string::npos);
 }
+
+TEST_CASE("MASKSCOPE_GEMM: AVX2's products on request, named in the result; a level the processor lacks is named") {
+  const std::string args = "run --model random_weights --weights fixed --n 8 --d 16 --heads 2 --layers 2 --samples 40 "
+                           "--seed 3 --quiet --out ";
+  REQUIRE(cli(args + work("gemm_best.json")).code == 0);
+  const std::string best = read_json(work("gemm_best.json")).at("kernel");
+  if (best.find("batched") == std::string::npos) return;  // no AVX2: the per-sample kernel, no products to choose
+  REQUIRE(cli(args + work("gemm_v3.json"), kAvx2Products).code == 0);
+  const nlohmann::json v3 = read_json(work("gemm_v3.json"));
+  CHECK(v3.at("kernel").get<std::string>().find("products") == std::string::npos);  // AVX2's: the name of old
+  if (best == v3.at("kernel")) CHECK(read_json(work("gemm_best.json")).at("layers") == v3.at("layers"));
+  const Result odd = cli(args + work("gemm_odd.json"), "MASKSCOPE_GEMM=x86-64-v9 ");
+  CHECK(odd.code == 0);  // the best level runs, and says so
+  CHECK(odd.err.find("MASKSCOPE_GEMM='x86-64-v9'") != std::string::npos);
+  CHECK(read_json(work("gemm_odd.json")).at("kernel") == best);
+}

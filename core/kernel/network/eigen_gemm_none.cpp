@@ -7,6 +7,7 @@
 namespace maskscope::rw {
 
 bool eigen_gemm_available() { return false; }
+const char* eigen_gemm_level() { return "none"; }
 
 void eigen_gemm(const float*, int, int, const float*, int, float*) { std::abort(); }
 void eigen_gemm_nt(const float*, int, int, const float*, int, float*, bool) { std::abort(); }
