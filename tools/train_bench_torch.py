@@ -4,9 +4,13 @@
 (64 sequences of 22 random ids over a vocabulary of 96, loss on every next token), the same thread count and the
 same AdamW step (clipping at 1, weight decay on 2-D tensors), timed in one run with `maskscope-cli bench --training`.
 
-    python3 tools/train_bench_torch.py build/maskscope-cli [--threads 2] [--seconds 10]
+    python3 tools/train_bench_torch.py build/maskscope-cli [--threads 2] [--seconds 10] [--openblas-coretype NAME]
+
+--openblas-coretype (OPENBLAS_CORETYPE) makes OpenBLAS use another processor's kernels: Debian 12's OpenBLAS 0.3.21
+takes a Zen 5 for a Haswell (AVX2 kernels); SKYLAKEX gives it its AVX-512 kernels there (docs/performance.md).
 """
 import argparse
+import ctypes
 import math
 import os
 import subprocess
@@ -23,6 +27,8 @@ if os.path.isdir(OPENBLAS) and OPENBLAS not in os.environ.get("LD_LIBRARY_PATH",
     threads = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv else "2"
     env = dict(os.environ, LD_LIBRARY_PATH=OPENBLAS + ":" + os.environ.get("LD_LIBRARY_PATH", ""),
                OPENBLAS_NUM_THREADS=threads, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
+    if "--openblas-coretype" in sys.argv:
+        env["OPENBLAS_CORETYPE"] = sys.argv[sys.argv.index("--openblas-coretype") + 1]
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 import torch
@@ -98,6 +104,7 @@ def main():
     ap.add_argument("cli")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--openblas-coretype", default="", help="OpenBLAS's kernels for this processor type (SKYLAKEX: AVX-512)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     ours, ours_cpu = {}, {}
@@ -108,7 +115,11 @@ def main():
         if len(parts) > 2 and parts[2] == "tokens/s":
             ours[parts[0]] = float(parts[1])
             ours_cpu[parts[0]] = float(line.split("threads; ")[1].split()[0])
-    blas = "OpenBLAS" if OPENBLAS in os.environ.get("LD_LIBRARY_PATH", "") else "the system BLAS"
+    blas = "the system BLAS"
+    if OPENBLAS in os.environ.get("LD_LIBRARY_PATH", ""):
+        core = ctypes.CDLL(os.path.join(OPENBLAS, "libopenblas.so.0"))
+        core.openblas_get_corename.restype = ctypes.c_char_p
+        blas = f"OpenBLAS ({core.openblas_get_corename().decode()} kernels)"
     print(f"torch {torch.__version__} on {blas}, {torch.get_num_threads()} threads; maskscope-cli bench --training")
     for name, d, heads in SHAPES:
         rate, steps, elapsed, per_cpu = torch_tokens_per_s(d, heads, args.seconds)

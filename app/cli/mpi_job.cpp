@@ -64,9 +64,10 @@ void mpi_require_one_kernel(const MpiSession& mpi, std::string kernel) {
   MPI_Allreduce(&hash, &highest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (lowest != highest) {
     if (r == 0)
-      std::cerr << "maskscope-cli: the MPI ranks run different kernels (rank 0: '" << kernel
-                << "'; processors with and without AVX2 or AVX-512 round differently). Run the job on processors of one "
-                   "kind, or compute shards (--shard) on each kind and keep their results apart.\n";
+      std::cerr
+          << "maskscope-cli: the MPI ranks run different kernels (rank 0: '" << kernel
+          << "'; processors with and without AVX2 or AVX-512 round differently). Run the job on processors of one "
+             "kind, or compute shards (--shard) on each kind and keep their results apart.\n";
     MPI_Barrier(MPI_COMM_WORLD);  // rank 0's message first
     mpi.abort(2);
   }

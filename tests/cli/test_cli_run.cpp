@@ -152,8 +152,9 @@ TEST_CASE("leakage: the run JSON's dR^2 keys, and the four-way table of maskscop
 }
 
 TEST_CASE("MASKSCOPE_GEMM: AVX2's products on request, named in the result; a level the processor lacks is named") {
-  const std::string args = "run --model random_weights --weights fixed --n 8 --d 16 --heads 2 --layers 2 --samples 40 "
-                           "--seed 3 --quiet --out ";
+  const std::string args =
+      "run --model random_weights --weights fixed --n 8 --d 16 --heads 2 --layers 2 --samples 40 "
+      "--seed 3 --quiet --out ";
   REQUIRE(cli(args + work("gemm_best.json")).code == 0);
   const std::string best = read_json(work("gemm_best.json")).at("kernel");
   if (best.find("batched") == std::string::npos) return;  // no AVX2: the per-sample kernel, no products to choose

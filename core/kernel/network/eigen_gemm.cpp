@@ -33,7 +33,10 @@ Level chosen_level() {
   std::cerr << "maskscope: MASKSCOPE_GEMM='" << want
             << "' is not a level this processor runs (x86-64-v3 with AVX2 and FMA, x86-64-v4 with AVX-512); "
                "using its best, "
-            << (best == Level::v4 ? "x86-64-v4" : best == Level::v3 ? "x86-64-v3" : "none") << "\n";
+            << (best == Level::v4   ? "x86-64-v4"
+                : best == Level::v3 ? "x86-64-v3"
+                                    : "none")
+            << "\n";
   return best;
 }
 

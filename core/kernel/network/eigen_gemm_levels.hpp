@@ -4,9 +4,9 @@
 
 namespace maskscope::rw {
 
-#define MASKSCOPE_GEMM_LEVEL_FUNCTIONS                                                                              \
-  void gemm(const float* A, int rows, int inner, const float* B, int cols, float* C);                               \
-  void gemm_nt(const float* A, int rows, int inner, const float* B, int cols, float* C, bool accumulate);           \
+#define MASKSCOPE_GEMM_LEVEL_FUNCTIONS                                                                    \
+  void gemm(const float* A, int rows, int inner, const float* B, int cols, float* C);                     \
+  void gemm_nt(const float* A, int rows, int inner, const float* B, int cols, float* C, bool accumulate); \
   void gemm_tn_add(const float* A, int inner, int rows, const float* B, int cols, float* C);
 
 namespace v3 {
