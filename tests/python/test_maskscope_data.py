@@ -66,7 +66,7 @@ def test_heads_numbered_and_their_maps_pickled_but_not_in_the_json(cli, tmp_path
     heads = r.layers[1].heads
     assert heads.numbers == [1, 2] == [h["head"] for h in doc["layers"][0]["heads"]]
     assert heads[2].rp == doc["layers"][0]["heads"][1]["rp"]
-    assert set(heads[1].keys()) - set(maskscope._results.HEAD_MAPS) == set(doc["layers"][0]["heads"][0])
+    assert set(heads[1].keys()) - set(maskscope._layers.HEAD_MAPS) == set(doc["layers"][0]["heads"][0])
     again = pickle.loads(pickle.dumps(r))
     assert np.array_equal(again.layers[1].heads[1].weight_mean, heads[1].weight_mean, equal_nan=True)
     loaded = maskscope.load(path)
