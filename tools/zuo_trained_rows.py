@@ -15,10 +15,10 @@ mean over seeds and the min-max between seeds of the adjacency (Table 1) and the
 embeddings and of layers 1-6, with each run's test accuracy and wall time.
 
 Usage: tools/zuo_trained_rows.py [--cli build/maskscope-cli] [--out DIR] [--tasks reversal,addition,...]
-                                 [--long 6000 [--long-tasks reversal,addition,indexing,ordering]]
+                                 [--steps 6000] [--jobs 2] [--widths 32,128]
                                  [--table-only]   (re-read DIR's runs without training)
-docs/papers.md's numbers: `tools/zuo_trained_rows.py --long 6000` (2000-step runs for every seed, then seed 1 of each
-task for 6000 steps; about 37 minutes on one thread). A finished run (done.json) is not retrained.
+docs/papers.md's numbers: `tools/zuo_trained_rows.py --jobs 2 --widths 32,128` (every seed for 6000 steps, two runs at a
+time on one thread each, and Table 3's widths). A finished run (done.json) is not retrained.
 Standard library only.
 """
 
@@ -37,8 +37,9 @@ SEEDS = {"reversal": [1, 2, 3], "addition": [1, 2], "indexing": [1, 2], "orderin
 ORDER = [("reversal", 1), ("addition", 1), ("indexing", 1), ("ordering", 1),
          ("reversal", 2), ("addition", 2), ("indexing", 2), ("ordering", 2), ("reversal", 3)]
 
-NET = ["--d", "64", "--layers", "6", "--heads", "2", "--first-token", "fixed"]
-STEPS = {"reversal": 2000, "addition": 2000, "indexing": 2000, "ordering": 2000}
+WIDTH = 64
+NET = ["--layers", "6", "--first-token", "fixed"]
+STEPS = 6000
 TRAIN = ["--batch", "64", "--lr", "3e-3", "--warmup", "100", "--threads", "1", "--eval-every", "500",
          "--eval-sequences", "1000", "--checkpoint-every", "1000000"]
 
@@ -51,28 +52,49 @@ PAPER = {
 }
 
 
-def run_dir(out, task, seed, steps=None):
-    return os.path.join(out, f"{task}-seed{seed}" + (f"-steps{steps}" if steps else ""))
+def run_dir(out, task, seed, steps=None, width=WIDTH):
+    return os.path.join(out, f"{task}-seed{seed}" + (f"-steps{steps}" if steps else "")
+                        + (f"-d{width}" if width != WIDTH else ""))
 
 
-def train(cli, out, task, seed, steps=None):
-    folder = run_dir(out, task, seed, steps)
+def train(cli, out, task, seed, steps=None, width=WIDTH):
+    """Starts the run (a Popen to wait for), or None when it has finished before."""
+    folder = run_dir(out, task, seed, steps, width)
     if os.path.exists(os.path.join(folder, "done.json")):
-        return
+        return None
     if os.path.exists(folder):
         subprocess.run(["rm", "-rf", folder], check=True)
-    cmd = ["nice", "-n", "10", cli, "train", "--task", task, *NET, "--steps", str(steps or STEPS[task]), *TRAIN,
-           "--seed", str(seed), "--weight-seed", str(seed), "--out", folder, "--quiet"]
+    heads = str(max(1, width // 32))  # d_h 32: 2 heads at d 64 (the paper: 64 at d 384)
+    cmd = ["nice", "-n", "10", cli, "train", "--task", task, "--d", str(width), *NET, "--heads", heads,
+           "--steps", str(steps or STEPS), *TRAIN, "--seed", str(seed), "--weight-seed", str(seed), "--out", folder,
+           "--quiet"]
     print(" ".join(cmd), file=sys.stderr, flush=True)
-    start = time.monotonic()
-    subprocess.run(cmd, check=True)
-    wall = time.monotonic() - start
+    return subprocess.Popen(cmd), folder, cmd, time.monotonic()
+
+
+def finish(started):
+    proc, folder, cmd, start = started
+    if proc.wait() != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}")
     with open(os.path.join(folder, "done.json"), "w") as f:
-        json.dump({"wall_s": wall, "command": cmd}, f)
+        json.dump({"wall_s": time.monotonic() - start, "command": cmd}, f)
 
 
-def measure(cli, out, task, seed, step, steps=None):
-    folder = run_dir(out, task, seed, steps)
+def train_all(cli, out, runs, jobs):
+    """Trains (task, seed, steps, width) runs, `jobs` at a time."""
+    running = []
+    for run in runs:
+        started = train(cli, out, *run)
+        if started:
+            running.append(started)
+        while len(running) >= jobs:
+            finish(running.pop(0))
+    for started in running:
+        finish(started)
+
+
+def measure(cli, out, task, seed, step, steps=None, width=WIDTH):
+    folder = run_dir(out, task, seed, steps, width)
     path = os.path.join(folder, f"measure-{step}.json")
     if not os.path.exists(path):
         subprocess.run(["nice", "-n", "10", cli, "run", "--checkpoint", f"{folder}@{step}", "--hidden", "attention",
@@ -88,8 +110,8 @@ def measure(cli, out, task, seed, step, steps=None):
     return adj, nadj, se, nse
 
 
-def run_summary(out, task, seed, steps=None):
-    folder = run_dir(out, task, seed, steps)
+def run_summary(out, task, seed, steps=None, width=WIDTH):
+    folder = run_dir(out, task, seed, steps, width)
     log = [json.loads(line) for line in open(os.path.join(folder, "log.jsonl"))]
     last = log[-1]
     first_100 = next((e["step"] for e in log if e["test_accuracy"] >= 0.9), None)
@@ -113,24 +135,25 @@ def main():
     ap.add_argument("--out", default="/tmp/zuo_trained_rows")
     ap.add_argument("--tasks", default="reversal,addition,indexing,ordering")
     ap.add_argument("--table-only", action="store_true")
-    ap.add_argument("--long", type=int, default=0,
-                    help="also train seed 1 of --long-tasks for this many steps (docs/papers.md: 6000)")
-    ap.add_argument("--long-tasks", default="reversal,addition,indexing,ordering")
+    ap.add_argument("--steps", type=int, default=STEPS, help="optimizer steps of every run (docs/papers.md: 6000)")
+    ap.add_argument("--jobs", type=int, default=1, help="runs at a time (each on one thread)")
+    ap.add_argument("--widths", default="",
+                    help="Table 3: also train Reversal seed 1 at these widths, e.g. 32,128 (d 64 is the main run)")
     a = ap.parse_args()
     tasks = a.tasks.split(",")
     os.makedirs(a.out, exist_ok=True)
     order = [(t, s) for t, s in ORDER if t in tasks]
+    steps = a.steps if a.steps != STEPS else None
+    widths = [int(w) for w in a.widths.split(",") if w]
     if not a.table_only:
-        for task, seed in order:
-            train(a.cli, a.out, task, seed)
-        for task in a.long_tasks.split(",") if a.long else []:
-            train(a.cli, a.out, task, 1, a.long)
-    done = [(t, s) for t, s in order if os.path.exists(os.path.join(run_dir(a.out, t, s), "done.json"))]
+        train_all(a.cli, a.out, [(t, s, steps, WIDTH) for t, s in order]
+                  + [("reversal", 1, steps, w) for w in widths], a.jobs)
+    done = [(t, s) for t, s in order if os.path.exists(os.path.join(run_dir(a.out, t, s, steps), "done.json"))]
 
     print("| task | seed | steps | test accuracy | test loss | first step >= 90% | wall (s) |")
     print("|---|---|---|---|---|---|---|")
     for task, seed in sorted(done):
-        step, acc, loss, first, wall = run_summary(a.out, task, seed)
+        step, acc, loss, first, wall = run_summary(a.out, task, seed, steps)
         print(f"| {task} | {seed} | {step} | {acc:.3f} | {loss:.4f} | {first if first is not None else 'never'} | {wall:.0f} |")
     print()
     for name, idx in (("Table 1: adjacency", 0), ("Table 6: norm adjacency", 1)):
@@ -141,9 +164,9 @@ def main():
             seeds = [s for t, s in done if t == task]
             if not seeds:
                 continue
-            last = run_summary(a.out, task, seeds[0])[0]
-            init = [measure(a.cli, a.out, task, s, 0) for s in seeds]
-            trained = [measure(a.cli, a.out, task, s, last) for s in seeds]
+            last = run_summary(a.out, task, seeds[0], steps)[0]
+            init = [measure(a.cli, a.out, task, s, 0, steps) for s in seeds]
+            trained = [measure(a.cli, a.out, task, s, last, steps) for s in seeds]
             if idx == 0:
                 print(f"| {task} | paper Init | " + " | ".join(f"{x:.2f}" for x in PAPER[task][0]) + " | |")
             label = "" if idx == 0 else task
@@ -154,20 +177,18 @@ def main():
             print(f"| | ours Trained | " + " | ".join(cells([m[idx] for m in trained]))
                   + f" | {max(m[2 + idx] for m in trained):.3f} |")
         print()
-    longs = [t for t in a.long_tasks.split(",") if a.long
-             and os.path.exists(os.path.join(run_dir(a.out, t, 1, a.long), "done.json"))]
-    if longs:
-        print(f"Seed 1 trained for {a.long} steps (same flags otherwise):\n")
-        print("| task | run | embeddings | 1 | 2 | 3 | 4 | 5 | 6 | max SE |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        for task in longs:
-            step, acc, loss, first, wall = run_summary(a.out, task, 1, a.long)
-            m = measure(a.cli, a.out, task, 1, step, a.long)
-            print(f"| {task} | paper Trained, adjacency | " + " | ".join(f"{x:.2f}" for x in PAPER[task][1]) + " | |")
-            print(f"| | ours, adjacency (accuracy {100 * acc:.1f}%, test loss {loss:.2g}, >= 90% from step {first if first is not None else 'never'}, "
-                  f"{wall:.0f} s) | " + " | ".join(f"{x:.2f}" for x in m[0]) + f" | {m[2]:.3f} |")
-            print("| | ours, norm adjacency | " + " | ".join(f"{x:.2f}" for x in m[1]) + f" | {m[3]:.3f} |")
+    built = [w for w in widths if os.path.exists(os.path.join(run_dir(a.out, "reversal", 1, steps, w), "done.json"))]
+    if built:
+        print("Table 3 (Reversal, seed 1, 6 layers, d_h 32): adjacency against the width\n")
+        print("| d | heads | test accuracy | wall (s) | embeddings | 1 | 2 | 3 | 4 | 5 | 6 | max SE |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for w in sorted(built + [WIDTH]):
+            step, acc, loss, first, wall = run_summary(a.out, "reversal", 1, steps, w)
+            m = measure(a.cli, a.out, "reversal", 1, step, steps, w)
+            print(f"| {w} | {max(1, w // 32)} | {100 * acc:.1f}% | {wall:.0f} | " + " | ".join(f"{x:.2f}" for x in m[0])
+                  + f" | {m[2]:.3f} |")
         print()
+
 
 if __name__ == "__main__":
     main()
