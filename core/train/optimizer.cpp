@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "core/train/parallel.hpp"
 #include "core/train/parameters.hpp"
 
 namespace maskscope::train {
@@ -18,40 +20,71 @@ double learning_rate(const OptimizerSettings& o, std::int64_t step) {
   return min_lr + 0.5 * (1.0 + std::cos(M_PI * t)) * (o.lr - min_lr);
 }
 
-double gradient_norm(const Network& grad) {
-  double sum = 0;
-  for_each_tensor(grad, [&](const std::string&, const std::vector<float>& g, bool) {
-    for (float v : g) sum += double(v) * double(v);
-  });
-  return std::sqrt(sum);
+namespace {
+
+// The tensors of a network in for_each_tensor's order, and their sizes.
+template <class Net,
+          class Tensor = std::conditional_t<std::is_const_v<Net>, const std::vector<float>, std::vector<float>>>
+std::vector<Tensor*> tensors_of(Net& net) {
+  std::vector<Tensor*> out;
+  for_each_tensor(net, [&out](const std::string&, Tensor& v, bool) { out.push_back(&v); });
+  return out;
 }
 
-double adamw_update(const OptimizerSettings& o, double lr, Network& params, Network& grad, AdamState& state) {
-  const double norm = gradient_norm(grad);
+template <class Tensor>
+std::vector<std::size_t> sizes_of(const std::vector<Tensor*>& tensors) {
+  std::vector<std::size_t> sizes;
+  for (const Tensor* t : tensors) sizes.push_back(t->size());
+  return sizes;
+}
+
+// The sum of squares of every entry, in double: each block of tensor_blocks summed in entry order, then the blocks'
+// sums in block order, so the bits do not depend on the thread count.
+template <class Tensor>
+double sum_of_squares(const std::vector<Tensor*>& g, const std::vector<TensorBlock>& blocks, int threads) {
+  std::vector<double> partial(blocks.size(), 0.0);
+  parallel_chunks(0, int(blocks.size()), threads, [&](int, int k) {
+    const TensorBlock& b = blocks[std::size_t(k)];
+    const float* v = g[b.tensor]->data();
+    double sum = 0;
+    for (std::size_t e = b.begin; e < b.end; ++e) sum += double(v[e]) * double(v[e]);
+    partial[std::size_t(k)] = sum;
+  });
+  double sum = 0;
+  for (double p : partial) sum += p;
+  return sum;
+}
+
+}  // namespace
+
+double gradient_norm(const Network& grad) {
+  const std::vector<const std::vector<float>*> g = tensors_of(grad);
+  return std::sqrt(sum_of_squares(g, tensor_blocks(sizes_of(g)), 1));
+}
+
+double adamw_update(const OptimizerSettings& o, double lr, Network& params, Network& grad, AdamState& state,
+                    int threads) {
+  const std::vector<std::vector<float>*> ps = tensors_of(params), gs = tensors_of(grad), ms = tensors_of(state.m),
+                                         vs = tensors_of(state.v);
+  const std::vector<TensorBlock> blocks = tensor_blocks(sizes_of(ps));
+  const double norm = std::sqrt(sum_of_squares(gs, blocks, threads));
   const float clip = o.grad_clip > 0 && o.grad_clip / (norm + 1e-6) < 1.0 ? float(o.grad_clip / (norm + 1e-6)) : 1.0f;
   ++state.step;
   const float b1 = float(o.beta1), b2 = float(o.beta2), eps = float(o.eps);
   const double bc1 = 1.0 - std::pow(o.beta1, double(state.step)), bc2 = 1.0 - std::pow(o.beta2, double(state.step));
   const float step_size = float(lr / bc1), bc2_sqrt = float(std::sqrt(bc2));
   const float decay = float(1.0 - lr * o.weight_decay);
-  // Walk the four networks' tensors in step: for_each_tensor lists them in one order.
-  std::vector<std::vector<float>*> ps, gs, ms, vs;
-  auto collect = [](std::vector<std::vector<float>*>& out) {
-    return [&out](const std::string&, std::vector<float>& v, bool) { out.push_back(&v); };
-  };
-  for_each_tensor(params, collect(ps));
-  for_each_tensor(grad, collect(gs));
-  for_each_tensor(state.m, collect(ms));
-  for_each_tensor(state.v, collect(vs));
   std::vector<bool> decays;
   for_each_tensor(params, [&](const std::string&, std::vector<float>&, bool d) { decays.push_back(d); });
-  for (std::size_t t = 0; t < ps.size(); ++t) {
-    std::vector<float>& p = *ps[t];
-    std::vector<float>& g = *gs[t];
-    std::vector<float>& m = *ms[t];
-    std::vector<float>& v = *vs[t];
-    const bool wd = decays[t] && o.weight_decay != 0.0;
-    for (std::size_t e = 0; e < p.size(); ++e) {
+  // Entry by entry, so any split over threads gives the same bits.
+  parallel_chunks(0, int(blocks.size()), threads, [&](int, int k) {
+    const TensorBlock& b = blocks[std::size_t(k)];
+    float* p = ps[b.tensor]->data();
+    const float* g = gs[b.tensor]->data();
+    float* m = ms[b.tensor]->data();
+    float* v = vs[b.tensor]->data();
+    const bool wd = decays[b.tensor] && o.weight_decay != 0.0;
+    for (std::size_t e = b.begin; e < b.end; ++e) {
       const float ge = g[e] * clip;
       if (wd) p[e] *= decay;
       m[e] += (ge - m[e]) * (1.0f - b1);
@@ -59,7 +92,7 @@ double adamw_update(const OptimizerSettings& o, double lr, Network& params, Netw
       const float denom = std::sqrt(v[e]) / bc2_sqrt + eps;
       p[e] -= step_size * (m[e] / denom);
     }
-  }
+  });
   return norm;
 }
 

@@ -30,13 +30,15 @@ struct AdamState {
   std::int64_t step = 0;  // updates done
 };
 
-// The global L2 norm of the gradient (every tensor, in for_each_tensor's order, summed in double).
+// The global L2 norm of the gradient: the squares of every entry summed in double, block by block of 2^16 entries
+// (parallel.hpp) in for_each_tensor's order, then the blocks' sums in order.
 double gradient_norm(const Network& grad);
 
 // One AdamW update of `params` with `grad` at learning rate lr: the gradient scaled by min(1, clip / (norm +
 // 1e-6)) when clip > 0 (torch.nn.utils.clip_grad_norm_), then torch.optim.AdamW's update (decoupled decay
 // p *= 1 - lr wd on the tensors for_each_tensor marks, bias-corrected moments). Returns the gradient norm before
-// clipping.
-double adamw_update(const OptimizerSettings& o, double lr, Network& params, Network& grad, AdamState& state);
+// clipping. On up to `threads` threads, with the same bits for any number.
+double adamw_update(const OptimizerSettings& o, double lr, Network& params, Network& grad, AdamState& state,
+                    int threads = 1);
 
 }  // namespace maskscope::train

@@ -2,11 +2,10 @@
 #include "core/train/trainer.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
+#include "core/train/parallel.hpp"
 #include "core/train/parameters.hpp"
 
 namespace maskscope::train {
@@ -16,20 +15,6 @@ int chunk_count(int rows) { return std::clamp(rows, 1, 8); }
 namespace {
 
 int chunk_begin(int rows, int chunks, int c) { return int(std::int64_t(c) * rows / chunks); }
-
-// Runs f(c) for c in [first, last) on up to `threads` threads (c handed out in order; each c's work is its own).
-template <class F>
-void parallel_chunks(int first, int last, int threads, F&& f) {
-  std::atomic<int> next{first};
-  auto work = [&](int worker) {
-    for (int c = next++; c < last; c = next++) f(worker, c);
-  };
-  std::vector<std::thread> pool;
-  const int count = std::min(threads, last - first);
-  for (int t = 1; t < count; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& t : pool) t.join();
-}
 
 void set_zero(Network& g) {
   for_each_tensor(g, [](const std::string&, std::vector<float>& v, bool) { std::fill(v.begin(), v.end(), 0.0f); });
@@ -47,15 +32,9 @@ void tree_sum(std::vector<Network>& grads, int threads) {
       tensors[c].push_back(v.data());
       if (c == 0) sizes.push_back(v.size());
     });
-  struct Block {
-    std::size_t tensor, begin, end;
-  };
-  constexpr std::size_t kBlock = std::size_t(1) << 16;
-  std::vector<Block> blocks;
-  for (std::size_t t = 0; t < sizes.size(); ++t)
-    for (std::size_t b = 0; b < sizes[t]; b += kBlock) blocks.push_back({t, b, std::min(sizes[t], b + kBlock)});
+  const std::vector<TensorBlock> blocks = tensor_blocks(sizes);
   parallel_chunks(0, int(blocks.size()), threads, [&](int, int k) {
-    const Block& b = blocks[std::size_t(k)];
+    const TensorBlock& b = blocks[std::size_t(k)];
     for (int stride = 1; stride < chunks; stride *= 2)
       for (int c = 0; c + stride < chunks; c += 2 * stride) {
         float* a = tensors[std::size_t(c)][b.tensor];
@@ -131,7 +110,7 @@ StepResult Trainer::train_step(const TokenBatch& batch) {
   StepResult result;
   result.loss = count > 0 ? loss_sum / double(count) : 0.0;
   result.lr = learning_rate(opt_, adam_.step);
-  result.grad_norm = adamw_update(opt_, result.lr, params_, chunk_grads_[0], adam_);
+  result.grad_norm = adamw_update(opt_, result.lr, params_, chunk_grads_[0], adam_, threads_);
   return result;
 }
 
