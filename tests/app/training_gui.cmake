@@ -38,7 +38,7 @@ if(NOT check EQUAL 0)
   message(FATAL_ERROR "the loss chart is empty in ${OUT}/train.png")
 endif()
 
-foreach(p trained-cosine-maps trained-norms trained-layer-lines trained-adjacency-histograms)
+foreach(p trained-cosine-maps trained-norms trained-layer-lines trained-adjacency-histograms trained-probes)
   run_app(${p} --preset ${p} --run ${OUT}/run --samples 200 --export-figure ${OUT}/${p} --export-width 1000
           --exit-when-done)
   if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/${p}/figure.png OR NOT EXISTS ${OUT}/${p}/preset.json)
@@ -62,11 +62,11 @@ run_app(sink --preset trained-sink --run ${OUT}/run-bos --train-missing --sample
 if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/run-bos/step-000200.safetensors OR NOT EXISTS ${OUT}/trained-sink/lines.csv)
   message(FATAL_ERROR "--train-missing: exit ${rc}")
 endif()
-# The sink curve has a point per evaluation and layer: 11 x 2 rows under the CSV header.
+# The sink curve and r_l have a point per evaluation and layer: 2 charts x 11 x 2 rows under the CSV header.
 file(STRINGS ${OUT}/trained-sink/lines.csv csv)
 list(LENGTH csv rows)
-if(NOT rows EQUAL 23)
-  message(FATAL_ERROR "trained-sink's lines.csv has ${rows} lines, 23 expected")
+if(NOT rows EQUAL 45)
+  message(FATAL_ERROR "trained-sink's lines.csv has ${rows} lines, 45 expected")
 endif()
 
 run_app(animation --run ${OUT}/run --samples 200 --size 1280x800 --export-figure ${OUT}/animation --exit-when-done)

@@ -64,7 +64,7 @@ json preset_to_json(const Preset& p) {
   json rows = json::array();
   for (const auto& r : p.figure.rows) {
     json row = {{"set", settings_diff(r.settings, p.settings)},
-                {"show", to_string(r.quantity)},
+                {"show", r.residual_share ? std::string("r_l") : std::string(to_string(r.quantity))},
                 {"transform", to_string(r.transform)}};
     if (!r.label.empty()) row["label"] = r.label;
     if (!r.state.empty()) row["state"] = r.state;
@@ -169,8 +169,17 @@ Preset preset_from_json(const json& j) {
         row.settings = p.settings;
         if (rows[r].contains("label")) row.label = get_string(rows[r], "label", where);
         if (rows[r].contains("set")) apply_settings_json(rows[r].at("set"), row.settings, where + ".set");
-        if (rows[r].contains("show"))
-          row.quantity = parse_quantity(get_string(rows[r], "show", where), where + ".show");
+        if (rows[r].contains("show")) {
+          const std::string show = get_string(rows[r], "show", where);
+          if (show == "r_l") {  // the residual-stream share against the step: a reading of the run's log only
+            if (spec.kind != FigureKind::train_curves)
+              throw std::runtime_error(where + ".show: r_l is a reading of a run's log: figure.kind train_curves");
+            row.residual_share = true;
+            row.quantity = Quantity::weight;
+          } else {
+            row.quantity = parse_quantity(show, where + ".show");
+          }
+        }
         if (rows[r].contains("state")) {
           row.state = get_string(rows[r], "state", where);
           if (row.state != "init" && row.state != "trained")
