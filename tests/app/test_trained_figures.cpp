@@ -131,3 +131,49 @@ TEST_CASE("train_curves with show r_l: r_l per layer against the step, a gap whe
   CHECK(share.se[1] == 0.05);
   CHECK(lines.charts[1].y.label.find("r_l") != std::string::npos);
 }
+
+TEST_CASE("trained-layer-lines: rows name their own run folder and recipe; every missing folder trains when asked") {
+  const fs::path work = fs::path(MASKSCOPE_TEST_WORK) / "several_runs";
+  fs::remove_all(work);
+  const std::string reversal = (work / "reversal").string(), addition = (work / "addition").string();
+  Preset p = *find_shipped_preset("trained-layer-lines");
+  CHECK(preset_from_json(preset_to_json(p)) == p);  // a row's {"folder", "train"} written back as read
+  // The preset's own folder (moved by --run DIR) and the Addition rows' own, each once with its recipe.
+  std::vector<PresetRun> runs = preset_runs(p, reversal);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].folder == reversal);
+  CHECK(runs[0].train.at("task") == "reversal");
+  CHECK(runs[1].folder == "maskscope-runs/addition-d32");
+  CHECK(runs[1].train.at("task") == "addition");
+  // The same preset on folders of this test, with quick recipes.
+  const nlohmann::json quick = {{"steps", 10}, {"batch", 8}, {"eval_every", 5}, {"checkpoint_every", 5},
+                                {"eval_sequences", 16}, {"warmup", 2}, {"model", {{"d", 16}}}};
+  p.run->train.update(quick);
+  for (FigureRow& row : p.figure.rows)
+    if (!row.run.empty()) {
+      row.run = addition;
+      if (!row.run_train.empty()) row.run_train.update(quick);
+    }
+  CHECK(missing_preset_runs(p, reversal).size() == 2);
+  const std::string message = missing_runs_message(p, reversal);
+  CHECK(message.find("'" + reversal + "' is missing") != std::string::npos);
+  CHECK(message.find("'" + addition + "' (a row's own") != std::string::npos);
+  CHECK(message.find("on addition") != std::string::npos);
+  std::string error;
+  CHECK_FALSE(bind_preset_run(p, reversal, error));
+  CHECK_FALSE(fs::exists(addition));  // never trained silently
+  std::vector<std::string> trained;
+  train_missing_preset_runs(p, reversal, [&](const PresetRun& r, const train::TrainRunConfig& c) {
+    trained.push_back(r.folder);
+    CHECK(c.steps == 10);
+  });
+  CHECK(trained == std::vector<std::string>{reversal, addition});
+  CHECK(missing_preset_runs(p, reversal).empty());
+  REQUIRE_MESSAGE(bind_preset_run(p, reversal, error), error);
+  for (const FigureRow& row : p.figure.rows) {
+    const bool own = row.label.rfind("Addition", 0) == 0;
+    CHECK(row.settings.checkpoint == (own ? addition : reversal));
+    CHECK(row.settings.step == (row.state == "init" ? 0 : -1));
+    CHECK(row.settings.n == (own ? 8 : 22));  // "123+456=" and "rev(...)=": each task's evaluation prompts
+  }
+}

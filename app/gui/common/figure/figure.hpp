@@ -68,9 +68,11 @@ struct FigureRow {
   Quantity quantity = Quantity::score;
   Transform transform = Transform::raw;
   // A trained network's row (issue 50): "init" (step 0) or "trained" (the last step) of the preset's run folder
-  // (or of `run`, another run folder), bound when the preset is applied (common/train/run_preset.hpp); "" otherwise.
+  // (or of `run`, another run folder, trained from `run_train` when missing: training_json's keys, as the preset's
+  // "run": {"train"}), bound when the preset is applied (common/train/run_preset.hpp); "" otherwise.
   std::string state = {};
   std::string run = {};
+  nlohmann::json run_train = nlohmann::json::object();
   // A train_curves row's reading of log.jsonl: the weight on key 0 ("show": "weight") or r_l, the residual-stream
   // share of the leakage ("show": "r_l"; logged with a fixed first token only, docs/model.md section 15).
   bool residual_share = false;

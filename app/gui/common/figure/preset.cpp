@@ -68,7 +68,8 @@ json preset_to_json(const Preset& p) {
                 {"transform", to_string(r.transform)}};
     if (!r.label.empty()) row["label"] = r.label;
     if (!r.state.empty()) row["state"] = r.state;
-    if (!r.run.empty()) row["run"] = r.run;
+    if (!r.run.empty() && r.run_train.empty()) row["run"] = r.run;
+    if (!r.run.empty() && !r.run_train.empty()) row["run"] = {{"folder", r.run}, {"train", r.run_train}};
     rows.push_back(std::move(row));
   }
   json columns = json::array();
@@ -186,7 +187,24 @@ Preset preset_from_json(const json& j) {
             throw std::runtime_error(where + ".state: '" + row.state +
                                      "'; valid: init (step 0), trained (the last step)");
         }
-        if (rows[r].contains("run")) row.run = get_string(rows[r], "run", where);
+        if (rows[r].contains("run")) {  // a run folder, or {"folder", "train"} as the preset's own "run"
+          const json& run = rows[r].at("run");
+          if (run.is_object()) {
+            check_object_keys(run, where + ".run", {"folder", "train"});
+            if (!run.contains("folder"))
+              throw std::runtime_error(where + ".run.folder: missing (the run folder's name, e.g. maskscope-runs/NAME)");
+            row.run = get_string(run, "folder", where + ".run");
+            if (run.contains("train")) {
+              if (!run.at("train").is_object())
+                throw std::runtime_error(where + ".run.train: expected an object of training settings");
+              row.run_train = run.at("train");
+            }
+          } else {
+            row.run = get_string(rows[r], "run", where);
+          }
+          if (row.run.empty())
+            throw std::runtime_error(where + ".run: the run folder's name, e.g. maskscope-runs/NAME");
+        }
         if (!row.state.empty() && row.run.empty() && !p.run)
           throw std::runtime_error(where + ".state: a trained network's row needs the preset's \"run\" (or its own)");
         if (rows[r].contains("transform"))
