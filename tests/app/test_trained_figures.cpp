@@ -35,7 +35,7 @@ TEST_CASE("trained-probes: step 0 is the drawn network's probes on the evaluatio
   fs::remove_all(work);
   const std::string folder = (work / "run").string();
   PresetRun recipe;
-  recipe.train = {{"model", {{"d", 16}}}, {"steps", 20},          {"batch", 8}, {"eval_every", 10},
+  recipe.train = {{"model", {{"d", 16}}},   {"steps", 20},          {"batch", 8}, {"eval_every", 10},
                   {"checkpoint_every", 10}, {"eval_sequences", 16}, {"warmup", 5}};
   train::run_training(preset_training(recipe, folder), false, nullptr, nullptr);
 
@@ -97,9 +97,11 @@ TEST_CASE("train_curves with show r_l: r_l per layer against the step, a gap whe
   {
     std::ofstream log(work / "log.jsonl");
     log << R"({"step":0,"layers":[{"layer":1,"sink_weight":0.3,"sink_weight_se":0.01,)"
-        << R"("residual_stream_share":{"value":null,"se":null,"note":"denominator not significant"}}]})" << "\n"
+        << R"("residual_stream_share":{"value":null,"se":null,"note":"denominator not significant"}}]})"
+        << "\n"
         << R"({"step":10,"layers":[{"layer":1,"sink_weight":0.5,"sink_weight_se":0.02,)"
-        << R"("residual_stream_share":{"value":0.25,"se":0.05}}]})" << "\n";
+        << R"("residual_stream_share":{"value":0.25,"se":0.05}}]})"
+        << "\n";
   }
   const auto preset = preset_from_json(nlohmann::json::parse(R"({
     "settings": {"model": "random_weights", "weights": "fixed"},
@@ -146,7 +148,7 @@ TEST_CASE("trained-layer-lines: rows name their own run folder and recipe; every
   CHECK(runs[1].folder == "maskscope-runs/addition-d32");
   CHECK(runs[1].train.at("task") == "addition");
   // The same preset on folders of this test, with quick recipes.
-  const nlohmann::json quick = {{"steps", 10}, {"batch", 8}, {"eval_every", 5}, {"checkpoint_every", 5},
+  const nlohmann::json quick = {{"steps", 10},          {"batch", 8},  {"eval_every", 5},     {"checkpoint_every", 5},
                                 {"eval_sequences", 16}, {"warmup", 2}, {"model", {{"d", 16}}}};
   p.run->train.update(quick);
   for (FigureRow& row : p.figure.rows)

@@ -118,7 +118,8 @@ std::vector<nlohmann::json> log_lines(const std::string& folder) {
 }
 }  // namespace
 
-TEST_CASE("with a fixed first token each evaluation logs r_l per layer, the number leakage --checkpoint DIR@STEP gives") {
+TEST_CASE(
+    "with a fixed first token each evaluation logs r_l per layer, the number leakage --checkpoint DIR@STEP gives") {
   const std::string dir = work("train_r_l");
   fs::remove_all(dir);
   REQUIRE(cli(kTrain + " --first-token fixed --checkpoint-every 3 --threads 1 --out " + dir).code == 0);

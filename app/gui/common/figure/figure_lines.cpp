@@ -274,8 +274,9 @@ void train_curve_lines(const FigureData& data, FigureLines& out) {
       "the run's evaluations (log.jsonl) over the evaluation prompts, +-1 SE (docs/model.md, \"Training\"): the mean "
       "attention weight on key 0";
   if (any_share)
-    out.note += std::string("; r_l, the residual-stream share of the leakage (section 10; its SE by the delta method, "
-                            "conservative)") +
+    out.note += std::string(
+                    "; r_l, the residual-stream share of the leakage (section 10; its SE by the delta method, "
+                    "conservative)") +
                 (share_null ? ", left out where the causal dR^2 is within 3 SE of 0" : "");
 }
 
@@ -313,11 +314,13 @@ void probe_lines(const FigureData& data, FigureLines& out) {
         add(out, std::move(chart), std::move(sources));
       }
   out.columns = 3;
+  const ProbeRequest first = figure_probe_request(cell_settings(spec, 0, 0));
   out.note =
-      "position probes (ridge; docs/model.md section 9) trained on each row's first half of samples and tested on the "
-      "second half (a trained row: 128 of the task's evaluation prompts each), +-1 bootstrap SE over test sequences; "
-      "charts in reading order: Pearson-R of X, Var_X, Sim_X, then their NRMSE (predicting the mean position: R 0, "
-      "NRMSE sqrt((n^2 - 1) / 12) / n)";
+      "position probes (ridge; docs/model.md section 9) trained on each row's first half of samples and tested "
+      "on the second half (the first row: " +
+      std::to_string(first.train) + " and " + std::to_string(first.test) +
+      " sequences), +-1 bootstrap SE over test sequences; charts in reading order: Pearson-R of X, Var_X, "
+      "Sim_X, then their NRMSE (predicting the mean position: R 0, NRMSE sqrt((n^2 - 1) / 12) / n)";
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ void FigureRuns::update(const FigureSpec& spec) {
     if (validate(s).empty() && !stored(s)) (spec.kind == FigureKind::probes ? probes : wanted).push_back(s);
   // Probes: one job per distinct cell, retired (cancelled) when no cell needs it.
   for (auto it = probes_.begin(); it != probes_.end();) {
-    if (std::any_of(probes.begin(), probes.end(), [&](const Settings& s) { return (*it)->settings.same_simulation(s); })) {
+    if (std::any_of(probes.begin(), probes.end(),
+                    [&](const Settings& s) { return (*it)->settings.same_simulation(s); })) {
       ++it;
     } else {
       (*it)->cancel = true;

@@ -192,7 +192,8 @@ Preset preset_from_json(const json& j) {
           if (run.is_object()) {
             check_object_keys(run, where + ".run", {"folder", "train"});
             if (!run.contains("folder"))
-              throw std::runtime_error(where + ".run.folder: missing (the run folder's name, e.g. maskscope-runs/NAME)");
+              throw std::runtime_error(where +
+                                       ".run.folder: missing (the run folder's name, e.g. maskscope-runs/NAME)");
             row.run = get_string(run, "folder", where + ".run");
             if (run.contains("train")) {
               if (!run.at("train").is_object())

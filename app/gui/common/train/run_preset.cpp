@@ -225,8 +225,9 @@ std::string missing_run_message(const Preset& p, const PresetRun& run) {
     estimate = line;
   } catch (const std::exception& e) { estimate = std::string("an unknown time (") + e.what() + ")"; }
   // --run DIR replaces the preset's own folder only; a row's own folder is its own.
-  const bool own = p.run && folder != p.run->folder &&
-                   std::any_of(p.figure.rows.begin(), p.figure.rows.end(), [&](const FigureRow& r) { return r.run == folder; });
+  const bool own =
+      p.run && folder != p.run->folder &&
+      std::any_of(p.figure.rows.begin(), p.figure.rows.end(), [&](const FigureRow& r) { return r.run == folder; });
   return "preset '" + p.name + "': the run folder '" + folder + "'" +
          (own ? " (a row's own, relative to the working folder)" : "") + " is missing; training it takes " + estimate +
          ". Train it with --train-missing (or the Training tab)" + (own ? "" : ", or give another with --run DIR");
