@@ -8,7 +8,8 @@ set(MASKSCOPE_PRESET_NAMES behind-rope-fig2 behind-rope-fig4 behind-rope-fig7 be
                            sweep-ln-recency-fig6 sweep-ln-recency-phase sweep-zuo-table5 sweep-behind-rope-fig7
                            sweep-ruscio-causal-bidirectional zuo-fig2-histograms zuo-fig5-learned-positions
                            zuo-fig8-probes ruscio-first-token zuo-table1-tasks zuo-table6-tasks trained-cosine-maps
-                           trained-norms trained-layer-lines trained-adjacency-histograms trained-sink)
+                           trained-norms trained-layer-lines trained-adjacency-histograms trained-sink
+                           trained-probes)
 # Shipped lessons (assets/lessons), listed in the Lessons menu in this order.
 set(MASKSCOPE_LESSON_NAMES where-position-comes-from layernorm-recency random-networks absolute-leakage
                            what-training-keeps)

@@ -34,13 +34,6 @@ double ratio_to(double a, const Leakage& base) {
 
 nlohmann::json or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
-// {"value", "se"} of a ratio, and "note" (why it is null) when it is (docs/model.md section 4.1).
-nlohmann::json ratio_json(const Ratio& r) {
-  nlohmann::json out = {{"value", or_null(r.value)}, {"se", or_null(r.se)}};
-  if (r.note != EstimateNote::none) out["note"] = std::string(note_text(r.note));
-  return out;
-}
-
 std::string with_se(double v, double se) {
   if (!std::isfinite(v)) return "n/a";
   char b[64];

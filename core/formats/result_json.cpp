@@ -92,6 +92,12 @@ nlohmann::json leakage_layer_json(const LayerStats& l) {
   return out;
 }
 
+nlohmann::json ratio_json(const Ratio& r) {
+  nlohmann::json out = {{"value", number_or_null(r.value)}, {"se", number_or_null(r.se)}};
+  if (r.note != EstimateNote::none) out["note"] = std::string(note_text(r.note));
+  return out;
+}
+
 nlohmann::json snapshot_to_json(const Snapshot& snap, bool maps) {
   const int n = snap.settings.n;
   const bool rw = snap.settings.random_weights();

@@ -23,6 +23,9 @@ void add_metrics(nlohmann::json& out, const LayerStats& l, bool random_weights, 
 // A layer's leakage as `run` writes it: layer, the leakage estimates and delta_r2_mean_map, r2_base and
 // delta_r2_bins (docs/model.md section 8); `leakage` writes its ablations' layers with it.
 nlohmann::json leakage_layer_json(const LayerStats& l);
+// A ratio of estimates (leakage.hpp's Ratio, e.g. r_l = residual_stream_share) as every JSON writes it:
+// {"value", "se"}, null where undefined, and "note" (why it is null) when it is (docs/model.md section 4.1).
+nlohmann::json ratio_json(const Ratio& r);
 
 // config, samples, elapsed_s, samples_per_s, layers[...] as documented in docs/cli.md. maps = false leaves out
 // the n x n maps and the n-vectors (the Python module reads those as NumPy arrays: python/src/bind_snapshot.cpp

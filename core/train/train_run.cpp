@@ -10,12 +10,14 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
 
 #include "core/formats/atomic_file.hpp"
+#include "core/formats/result_json.hpp"
 #include "core/formats/safetensors.hpp"
 #include "core/kernel/simulator.hpp"
 #include "core/model/checkpoint_config.hpp"
@@ -129,26 +131,43 @@ Settings evaluation_settings(const TrainRunConfig& c, const Settings& model, con
   return e;
 }
 
-// Per layer 1..L: adjacency, norm adjacency, RP and the weight on key 0 with their SEs (docs/model.md sections 4,
-// 7, 10) of `net` on the evaluation prompts, through the Simulator (the same numbers as `run --checkpoint`).
-nlohmann::json layer_readings(const Settings& e, std::shared_ptr<const Network> net) {
+// The snapshot of `net` on the evaluation prompts `e`: every sample in one block, through the Simulator. The numbers
+// are `run --checkpoint`'s to float rounding (a Run cuts the samples into blocks whose sums it adds in another
+// grouping: the last bits differ, about 1e-15 relative in the means).
+Snapshot evaluation_snapshot(const Settings& e, std::shared_ptr<const Network> net) {
   Simulator sim(e, false, Simulator::Kernel::automatic, std::move(net));
   BlockSums sums;
   sim.simulate_block(0, e.samples, sums);
   RunMoments m(sim.layout().total());
   m.merge(sums);
-  const Snapshot snap = make_snapshot(e, std::move(m), key_ranges(e));
+  return make_snapshot(e, std::move(m), key_ranges(e));
+}
+
+// Per layer 1..L: adjacency, norm adjacency, RP and the weight on key 0 with their SEs (docs/model.md sections 4,
+// 7, 10) of `net` on the evaluation prompts, through the Simulator (`run --checkpoint`'s numbers). With
+// a fixed first token also r_l, the residual-stream share of the leakage (section 10), from the bidirectional twin
+// on the same prompts, as `leakage --checkpoint` writes it (residual_stream_share: value, se, note).
+nlohmann::json layer_readings(const Settings& e, const std::shared_ptr<const Network>& net) {
+  const Snapshot snap = evaluation_snapshot(e, net);
+  std::optional<Snapshot> twin;
+  if (e.fixed_first_token()) {
+    Settings bidirectional = e;
+    bidirectional.mask = MaskKind::bidirectional;
+    twin = evaluation_snapshot(bidirectional, net);
+  }
   nlohmann::json layers = nlohmann::json::array();
   // The readings by the metric table's rows, so that their keys are the run JSON's (core/stats/metric_table.hpp).
   static const MetricInfo* const kReadings[] = {find_metric("adjacency"), find_metric("norm_adjacency"),
                                                 find_metric("rp"), find_metric("sink_weight")};
-  for (const LayerStats& l : snap.layers) {
+  for (std::size_t k = 0; k < snap.layers.size(); ++k) {
+    const LayerStats& l = snap.layers[k];
     nlohmann::json one = {{"layer", l.layer}};
     for (const MetricInfo* row : kReadings) {
       const Estimate& est = row->of(l);
       one[std::string(row->key)] = est.mean;
       one[std::string(row->key) + "_se"] = est.se;
     }
+    if (twin) one["residual_stream_share"] = ratio_json(residual_stream_share(twin->layers[k].leakage, l.leakage));
     layers.push_back(std::move(one));
   }
   return layers;

@@ -343,6 +343,8 @@ class TrainLog(_Data):
     rp_se: _Array  # evaluations x layers
     sink_weight: _Array  # evaluations x layers
     sink_weight_se: _Array  # evaluations x layers
+    residual_stream_share: _Array  # evaluations x layers
+    residual_stream_share_se: _Array  # evaluations x layers
     def __len__(self) -> int: ...
     def to_dataframe(self) -> Any: ...
 

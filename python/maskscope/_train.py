@@ -29,11 +29,21 @@ TRAINING_DEFAULTS = {"steps": 1000, "batch": 64, "lr": 0.001, "warmup": 100, "we
 # log.jsonl's numbers: one per evaluation, and per layer (evaluations x layers).
 SCALARS = ("step", "train_loss", "test_loss", "test_accuracy", "lr", "tokens_per_s")
 PER_LAYER = ("adjacency", "adjacency_se", "norm_adjacency", "norm_adjacency_se", "rp", "rp_se", "sink_weight",
-             "sink_weight_se")
+             "sink_weight_se", "residual_stream_share", "residual_stream_share_se")
 
 
 def _number(x: Any) -> float:
     return float("nan") if x is None else float(x)
+
+
+def _layer_number(layer: Dict[str, Any], key: str) -> float:
+    """A per-layer number of a log line; r_l (``residual_stream_share``) is an object {"value", "se", "note"}
+    logged with a fixed first token only: NaN where it is absent or null."""
+    if key.startswith("residual_stream_share"):
+        share = layer.get("residual_stream_share")
+        field = "se" if key.endswith("_se") else "value"
+        return _number(share.get(field)) if isinstance(share, dict) else float("nan")
+    return _number(layer.get(key))
 
 
 @register("train_log", lambda doc: isinstance(doc.get("log"), list) and "training" in doc)
@@ -42,8 +52,9 @@ class TrainLog(Data):
 
     ``step`` (int), ``train_loss`` (the mean over the steps since the last evaluation; NaN at step 0),
     ``test_loss``, ``test_accuracy`` (exact match), ``lr`` and ``tokens_per_s`` have one entry per evaluation;
-    ``adjacency``, ``norm_adjacency``, ``rp``, ``sink_weight`` and their ``_se`` are (evaluations x layers)
-    arrays, column l - 1 for layer l (``layer_numbers``). ``training`` is config.json's "training" object (the
+    ``adjacency``, ``norm_adjacency``, ``rp``, ``sink_weight``, ``residual_stream_share`` (r_l, logged with a
+    fixed first token only: NaN without one, or where the causal dR^2 is not significant) and their ``_se`` are
+    (evaluations x layers) arrays, column l - 1 for layer l (``layer_numbers``). ``training`` is config.json's "training" object (the
     run's settings), ``folder`` the run folder (None when read from a lone log file; not compared by ==).
     """
 
@@ -59,7 +70,7 @@ class TrainLog(Data):
         layers = self._lines[0].get("layers", []) if self._lines else []
         self.layer_numbers = readonly(np.array([int(l["layer"]) for l in layers], dtype=np.int64))
         for key in PER_LAYER:
-            table = [[_number(l.get(key)) for l in line.get("layers", [])] for line in self._lines]
+            table = [[_layer_number(l, key) for l in line.get("layers", [])] for line in self._lines]
             a = np.array(table, dtype=float).reshape(len(self._lines), len(layers))
             setattr(self, key, readonly(a))
 
@@ -109,7 +120,8 @@ class TrainLog(Data):
 
     def to_dataframe(self) -> Any:
         """The log as a table: one row per evaluation (index ``step``), a column per number, and per layer l the
-        columns ``rp_l``, ``rp_se_l``, ... (``adjacency``, ``norm_adjacency``, ``rp``, ``sink_weight``).
+        columns ``rp_l``, ``rp_se_l``, ... (``adjacency``, ``norm_adjacency``, ``rp``, ``sink_weight``,
+        ``residual_stream_share``).
 
         Raises
         ------

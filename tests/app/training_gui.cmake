@@ -13,8 +13,9 @@ set(XVFB xvfb-run -a -s "-screen 0 1600x1000x24")
 set(ENV{MASKSCOPE_TEST_RC} ${OUT}/.exit-status)
 function(run_app name)
   file(REMOVE ${OUT}/.exit-status)
+  # In ${OUT}: a preset row's own run folder (trained-layer-lines' Addition rows) is relative to the working folder.
   execute_process(COMMAND ${XVFB} sh -c [["$0" "$@"; s=$?; echo $s > "$MASKSCOPE_TEST_RC"; exit $s]] ${APP} ${ARGN}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300 WORKING_DIRECTORY ${OUT})
   if(EXISTS ${OUT}/.exit-status)
     file(STRINGS ${OUT}/.exit-status rc LIMIT_COUNT 1)
   endif()
@@ -38,9 +39,13 @@ if(NOT check EQUAL 0)
   message(FATAL_ERROR "the loss chart is empty in ${OUT}/train.png")
 endif()
 
-foreach(p trained-cosine-maps trained-norms trained-layer-lines trained-adjacency-histograms)
+foreach(p trained-cosine-maps trained-norms trained-layer-lines trained-adjacency-histograms trained-probes)
+  set(extra "")
+  if(p STREQUAL "trained-layer-lines")  # its Addition rows read their own folder, missing at first: trained here
+    set(extra --train-missing)
+  endif()
   run_app(${p} --preset ${p} --run ${OUT}/run --samples 200 --export-figure ${OUT}/${p} --export-width 1000
-          --exit-when-done)
+          --exit-when-done ${extra})
   if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/${p}/figure.png OR NOT EXISTS ${OUT}/${p}/preset.json)
     message(FATAL_ERROR "--preset ${p} --run: exit ${rc}, no figure.png or preset.json")
   endif()
@@ -50,6 +55,12 @@ foreach(p trained-cosine-maps trained-norms trained-layer-lines trained-adjacenc
     message(FATAL_ERROR "${p}: the exported preset does not read ${OUT}/run")
   endif()
 endforeach()
+# Several tasks in one figure: the Addition rows' own folder was trained (its recipe), and they read it.
+file(READ ${OUT}/trained-layer-lines/preset.json preset)
+if(NOT EXISTS ${OUT}/maskscope-runs/addition-d32/step-000200.safetensors OR
+   NOT preset MATCHES "\"checkpoint\": \"maskscope-runs/addition-d32\"")
+  message(FATAL_ERROR "trained-layer-lines: the Addition rows' run folder was not trained or not read")
+endif()
 
 # A missing run folder: refused with the time it would take, never trained silently.
 run_app(sink-missing --preset trained-sink --run ${OUT}/run-bos --export-figure ${OUT}/never --exit-when-done)
@@ -62,11 +73,11 @@ run_app(sink --preset trained-sink --run ${OUT}/run-bos --train-missing --sample
 if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/run-bos/step-000200.safetensors OR NOT EXISTS ${OUT}/trained-sink/lines.csv)
   message(FATAL_ERROR "--train-missing: exit ${rc}")
 endif()
-# The sink curve has a point per evaluation and layer: 11 x 2 rows under the CSV header.
+# The sink curve and r_l have a point per evaluation and layer: 2 charts x 11 x 2 rows under the CSV header.
 file(STRINGS ${OUT}/trained-sink/lines.csv csv)
 list(LENGTH csv rows)
-if(NOT rows EQUAL 23)
-  message(FATAL_ERROR "trained-sink's lines.csv has ${rows} lines, 23 expected")
+if(NOT rows EQUAL 45)
+  message(FATAL_ERROR "trained-sink's lines.csv has ${rows} lines, 45 expected")
 endif()
 
 run_app(animation --run ${OUT}/run --samples 200 --size 1280x800 --export-figure ${OUT}/animation --exit-when-done)

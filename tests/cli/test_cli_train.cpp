@@ -3,8 +3,11 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_test_helpers.hpp"
 
@@ -104,3 +107,60 @@ TEST_CASE("mpirun -np 2 train: the chunks split over two ranks give the one-proc
   }
 }
 #endif
+
+namespace {
+std::vector<nlohmann::json> log_lines(const std::string& folder) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(slurp(folder + "/log.jsonl"));
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+}  // namespace
+
+TEST_CASE(
+    "with a fixed first token each evaluation logs r_l per layer, the number leakage --checkpoint DIR@STEP gives") {
+  const std::string dir = work("train_r_l");
+  fs::remove_all(dir);
+  REQUIRE(cli(kTrain + " --first-token fixed --checkpoint-every 3 --threads 1 --out " + dir).code == 0);
+  const auto lines = log_lines(dir);
+  REQUIRE(lines.size() == 3);  // steps 0, 3, 6
+  int significant = 0;
+  for (const nlohmann::json& line : lines) {
+    const std::int64_t step = line.at("step").get<std::int64_t>();
+    INFO("step " << step);
+    // The evaluation prompts: the task's 256 shipped prompts with BOS (run --checkpoint reads them), seed 1.
+    const Result r = cli("leakage --checkpoint " + dir + "@" + std::to_string(step) +
+                         " --samples 256 --seed 1 --threads 1 --quiet --out " + work("train_r_l.json"));
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    const nlohmann::json leakage = read_json(work("train_r_l.json"));
+    CHECK(leakage.at("config").at("tokens") == "builtin:zuo-addition");
+    REQUIRE(line.at("layers").size() == leakage.at("layers").size());
+    for (std::size_t l = 0; l < line.at("layers").size(); ++l) {
+      const nlohmann::json& logged = line.at("layers")[l].at("residual_stream_share");
+      const nlohmann::json& cli_share = leakage.at("layers")[l].at("residual_stream_share");
+      // The same core function on the same prompts and network: the same null and note where the causal dR^2 is
+      // not significant, else the same value and SE to float rounding (the log sums the 256 prompts in one block, a
+      // Run in its blocks and segments: about 1e-15 relative apart).
+      CHECK(logged.contains("note") == cli_share.contains("note"));
+      CHECK(logged.value("note", "") == cli_share.value("note", ""));
+      CHECK(logged.at("value").is_null() == cli_share.at("value").is_null());
+      if (logged.at("value").is_number() && cli_share.at("value").is_number()) {
+        ++significant;
+        for (const char* key : {"value", "se"}) {
+          const double a = logged.at(key).get<double>(), b = cli_share.at(key).get<double>();
+          CHECK_MESSAGE(std::abs(a - b) <= 1e-12 * std::abs(b), key << ": " << a << " against " << b);
+        }
+      }
+    }
+  }
+  CHECK(significant > 0);  // some r_l is a number, not only null
+}
+
+TEST_CASE("without a fixed first token the log has no r_l") {
+  const std::string dir = work("train_no_r_l");
+  fs::remove_all(dir);
+  REQUIRE(cli(kTrain + " --threads 1 --out " + dir).code == 0);
+  for (const nlohmann::json& line : log_lines(dir))
+    for (const nlohmann::json& layer : line.at("layers")) CHECK_FALSE(layer.contains("residual_stream_share"));
+}

@@ -47,6 +47,18 @@ def test_the_log_is_log_jsonl_as_arrays(tmp_path):
     assert isinstance(maskscope.load(out), maskscope.TrainLog)
 
 
+def test_r_l_with_a_fixed_first_token_and_nan_without(tmp_path):
+    log = maskscope.train(out=tmp_path / "bos", first_token="fixed", **TINY)
+    lines = [json.loads(l) for l in (tmp_path / "bos" / "log.jsonl").read_text().splitlines()]
+    for key, field in (("residual_stream_share", "value"), ("residual_stream_share_se", "se")):
+        want = [[np.nan if layer["residual_stream_share"][field] is None else layer["residual_stream_share"][field]
+                 for layer in l["layers"]] for l in lines]
+        np.testing.assert_array_equal(getattr(log, key), want)
+    assert np.isfinite(log.residual_stream_share).any()  # some r_l is significant in this run
+    plain = maskscope.train(out=tmp_path / "plain", **TINY)
+    assert plain.residual_stream_share.shape == (4, 2) and np.isnan(plain.residual_stream_share).all()
+
+
 def test_the_same_bytes_as_the_cli(cli, tmp_path):
     log = maskscope.train(out=tmp_path / "py", **TINY)
     code, _, err = cli("train", *TINY_FLAGS, "--out", tmp_path / "cli", "--quiet")

@@ -14,7 +14,7 @@ extern const std::string_view preset_behind_rope_fig2, preset_behind_rope_fig4, 
     preset_sweep_ruscio_causal_bidirectional, preset_zuo_fig2_histograms, preset_zuo_fig5_learned_positions,
     preset_zuo_fig8_probes, preset_ruscio_first_token, preset_zuo_table1_tasks, preset_zuo_table6_tasks,
     preset_trained_cosine_maps, preset_trained_norms, preset_trained_layer_lines, preset_trained_adjacency_histograms,
-    preset_trained_sink;
+    preset_trained_sink, preset_trained_probes;
 extern const std::string_view lesson_where_position_comes_from, lesson_layernorm_recency, lesson_random_networks,
     lesson_absolute_leakage, lesson_what_training_keeps;
 }  // namespace maskscope::embedded
@@ -71,6 +71,7 @@ std::span<const EmbeddedAsset> presets() {
       {"trained-layer-lines", embedded::preset_trained_layer_lines},
       {"trained-adjacency-histograms", embedded::preset_trained_adjacency_histograms},
       {"trained-sink", embedded::preset_trained_sink},
+      {"trained-probes", embedded::preset_trained_probes},
       {"sweep-ln-recency-sec3", embedded::preset_sweep_ln_recency_sec3},
       {"sweep-ln-recency-fig5", embedded::preset_sweep_ln_recency_fig5},
       {"sweep-ln-recency-fig6", embedded::preset_sweep_ln_recency_fig6},

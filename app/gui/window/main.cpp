@@ -237,18 +237,18 @@ int main(int argc, char** argv) {
     if (p.run || has_states) {
       const std::string folder = gui::preset_run_folder(p, opt.run_dir);
       std::string error;
-      if (!gui::bind_preset_run(p, folder, error) && !std::filesystem::exists(folder) && opt.train_missing && p.run) {
+      if (opt.train_missing) {  // every missing run folder of the preset (its own and its rows'), trained first
         try {
-          const auto c = gui::preset_training(*p.run, folder);
-          std::printf("maskscope: training %s (%lld steps)...\n", folder.c_str(), (long long)c.steps);
-          std::fflush(stdout);
-          maskscope::train::run_training(c, false, nullptr, nullptr);
-          error.clear();
-          if (gui::bind_preset_run(p, folder, error)) error.clear();
+          gui::train_missing_preset_runs(p, opt.run_dir, [](const gui::PresetRun& r, const auto& c) {
+            std::printf("maskscope: training %s (%lld steps)...\n", r.folder.c_str(), (long long)c.steps);
+            std::fflush(stdout);
+          });
         } catch (const std::exception& e) { error = e.what(); }
       }
+      if (error.empty() && !gui::bind_preset_run(p, folder, error))
+        if (const std::string missing = gui::missing_runs_message(p, opt.run_dir); !missing.empty()) error = missing;
       if (!error.empty()) {
-        const std::string m = std::filesystem::exists(folder) ? error : gui::missing_run_message(p, folder);
+        const std::string& m = error;
         std::fprintf(stderr, "maskscope: --preset: %s\n", m.c_str());
         if (opt.headless()) exit_code = 2;
         views.set_status_message(m, true);

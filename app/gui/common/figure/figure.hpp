@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "core/formats/atomic_file.hpp"
 #include "core/model/enum_names.hpp"
 #include "core/model/settings.hpp"
+#include "core/stats/position_probe.hpp"
 #include "core/stats/snapshot.hpp"
 #include "common/panels.hpp"
 #include "common/sweep/sweep_view.hpp"
@@ -29,19 +31,32 @@ namespace maskscope::gui {
 // sample_histograms: each sample's adjacency score as a histogram over [0, 1], one chart per layer, one line per row
 // (Zuo et al. Fig. 13, init against trained; rows need Settings::histograms); train_curves: a run folder's
 // log.jsonl readings against the step, one chart per row (its checkpoint's run), one line per layer (issue 50).
-enum class FigureKind { heatmaps, h_of_j, table, layer_lines, norms, leakage_bins, sample_histograms, train_curves };
+// probes: Zuo et al.'s position probes (Figs. 4, 8, 9) per layer, Pearson-R and NRMSE for X, Var_X and Sim_X, one
+// line per row (init against trained): each row's first half of samples trains the probes, the second half tests.
+enum class FigureKind {
+  heatmaps,
+  h_of_j,
+  table,
+  layer_lines,
+  norms,
+  leakage_bins,
+  sample_histograms,
+  train_curves,
+  probes
+};
 // What a table figure's cells hold: the row's own metric (RP, adj, norm adj by what it shows), or the
 // absolute-position leakage dR^2 of the logits or of the weights (Ruscio et al.; docs/model.md section 8).
 enum class TableMetric { automatic, delta_r2, weight_delta_r2 };
 // Their names in presets (enum_names.hpp): to_string, the preset reader and its messages read these.
-inline constexpr EnumTable<FigureKind, 8> kFigureKindNames{{{FigureKind::heatmaps, "heatmaps"},
+inline constexpr EnumTable<FigureKind, 9> kFigureKindNames{{{FigureKind::heatmaps, "heatmaps"},
                                                             {FigureKind::h_of_j, "h_of_j"},
                                                             {FigureKind::table, "table"},
                                                             {FigureKind::layer_lines, "layer_lines"},
                                                             {FigureKind::norms, "norms"},
                                                             {FigureKind::leakage_bins, "leakage_bins"},
                                                             {FigureKind::sample_histograms, "sample_histograms"},
-                                                            {FigureKind::train_curves, "train_curves"}}};
+                                                            {FigureKind::train_curves, "train_curves"},
+                                                            {FigureKind::probes, "probes"}}};
 inline constexpr EnumTable<TableMetric, 3> kTableMetricNames{{{TableMetric::automatic, "auto"},
                                                               {TableMetric::delta_r2, "delta_r2"},
                                                               {TableMetric::weight_delta_r2, "weight_delta_r2"}}};
@@ -53,9 +68,14 @@ struct FigureRow {
   Quantity quantity = Quantity::score;
   Transform transform = Transform::raw;
   // A trained network's row (issue 50): "init" (step 0) or "trained" (the last step) of the preset's run folder
-  // (or of `run`, another run folder), bound when the preset is applied (common/train/run_preset.hpp); "" otherwise.
+  // (or of `run`, another run folder, trained from `run_train` when missing: training_json's keys, as the preset's
+  // "run": {"train"}), bound when the preset is applied (common/train/run_preset.hpp); "" otherwise.
   std::string state = {};
   std::string run = {};
+  nlohmann::json run_train = nlohmann::json::object();
+  // A train_curves row's reading of log.jsonl: the weight on key 0 ("show": "weight") or r_l, the residual-stream
+  // share of the leakage ("show": "r_l"; logged with a fixed first token only, docs/model.md section 15).
+  bool residual_share = false;
   bool operator==(const FigureRow&) const = default;
 };
 
@@ -129,8 +149,13 @@ std::string_view to_string(FigureKind k);
 // layer_lines, norms and leakage_bins: drawn as line charts (figure_lines.hpp).
 inline bool is_line_kind(FigureKind k) {
   return k == FigureKind::layer_lines || k == FigureKind::norms || k == FigureKind::leakage_bins ||
-         k == FigureKind::sample_histograms || k == FigureKind::train_curves;
+         k == FigureKind::sample_histograms || k == FigureKind::train_curves || k == FigureKind::probes;
 }
+
+// The probes a probes figure's row runs (run_position_probes): every feature, the ridge probe, the row's seed, and
+// its samples split into training sequences (the first half, samples 0 .. samples/2 - 1) and test sequences (the
+// rest): a trained row's 256 evaluation prompts give 128 and 128.
+ProbeRequest figure_probe_request(const Settings& s);
 
 // The settings a figure cell simulates: row settings, then the group's overrides, with enough
 // layers for every column. Cells with equal settings share one run.
@@ -176,6 +201,7 @@ struct FigureCell {
   bool available = false;                // the run has samples
   std::vector<LeakageBin> bins;          // leakage_bins figures: dR^2 per query-position bin (Ruscio et al. Table 7)
   std::vector<double> sample_adjacency;  // sample_histograms: shares of samples per adjacency bin over [0, 1]
+  std::array<std::optional<ProbeScore>, 3> probe;  // probes: by ProbeFeature, this cell's layer
 };
 
 struct FigureCurve {  // h(j) figures: one series per row
@@ -195,6 +221,8 @@ struct FigureData {
 };
 
 using SnapshotLookup = std::function<std::shared_ptr<const Snapshot>(const Settings&)>;
-FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup);
+// A probes figure's tables by the cell's settings (nullptr while they are computed).
+using ProbeLookup = std::function<std::shared_ptr<const ProbeTable>(const Settings&)>;
+FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup, const ProbeLookup& probes = {});
 
 }  // namespace maskscope::gui

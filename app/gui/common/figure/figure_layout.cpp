@@ -398,7 +398,8 @@ Scene layout_figure(const FigureData& data) {
     case FigureKind::norms:
     case FigureKind::leakage_bins:
     case FigureKind::sample_histograms:
-    case FigureKind::train_curves: return layout_figure_lines(data);  // figure_lines.cpp
+    case FigureKind::train_curves:
+    case FigureKind::probes: return layout_figure_lines(data);  // figure_lines.cpp
     case FigureKind::heatmaps: break;
   }
   return layout_heatmaps(data);

@@ -211,12 +211,18 @@ void sample_histogram_lines(const FigureData& data, FigureLines& out) {
       "(Zuo et al. Fig. 13); the rows need the histograms setting";
 }
 
-// A run folder's log.jsonl (the row's checkpoint): the weight on key 0 of each chosen layer against the step, +-1
-// SE (issue 50: the sink that training makes with a fixed first token). One chart per row.
+// A run folder's log.jsonl (the row's checkpoint) against the step, one chart per row, one line per chosen layer,
+// +-1 SE (issue 50): the weight on key 0 (the sink that training makes with a fixed first token), or with "show":
+// "r_l" the residual-stream share r_l of the leakage (logged with a fixed first token; a gap where it is null).
+constexpr double kShareAxisTop = 2.0;
+
 void train_curve_lines(const FigureData& data, FigureLines& out) {
   const FigureSpec& spec = data.spec;
+  bool any_share = false, share_null = false;
   for (std::size_t r = 0; r < spec.rows.size(); ++r) {
     const std::string& folder = spec.rows[r].settings.checkpoint;
+    const bool share = spec.rows[r].residual_share;
+    any_share |= share;
     std::vector<TrainEvaluation> ev;
     std::string text, error;
     if (!folder.empty() && read_input_file(folder + "/log.jsonl", 1ull << 30, "the run's log", text, error))
@@ -224,8 +230,9 @@ void train_curve_lines(const FigureData& data, FigureLines& out) {
     LineChart chart;
     chart.title = data.row_labels.at(r);
     chart.x.label = "training step";
-    chart.y.label = "mean attention weight on key 0";
+    chart.y.label = share ? "r_l = dR^2 bidirectional / dR^2 causal" : "mean attention weight on key 0";
     std::vector<LineSeriesSource> sources;
+    bool logged = false;
     for (int layer : spec.layers) {
       if (layer < 1) continue;  // the embeddings have no attention
       ChartSeries s;
@@ -233,9 +240,12 @@ void train_curve_lines(const FigureData& data, FigureLines& out) {
       LineSeriesSource src{r, 0, {}, {}};
       for (const TrainEvaluation& e : ev) {
         if (std::size_t(layer) > e.layers.size()) continue;
+        const TrainLayerReading& l = e.layers[std::size_t(layer) - 1];
         s.x.push_back(double(e.step));
-        s.y.push_back(e.layers[std::size_t(layer) - 1].sink_weight);
-        s.se.push_back(e.layers[std::size_t(layer) - 1].sink_weight_se);
+        s.y.push_back(share ? l.residual_share : l.sink_weight);
+        s.se.push_back(share ? l.residual_share_se : l.sink_weight_se);
+        logged |= !share || std::isfinite(l.residual_share) || !l.residual_share_note.empty();
+        share_null |= share && !l.residual_share_note.empty();
         src.layers.push_back(layer);
       }
       s.markers = s.x.size() <= 64;
@@ -243,12 +253,74 @@ void train_curve_lines(const FigureData& data, FigureLines& out) {
       sources.push_back(std::move(src));
     }
     if (ev.empty()) chart.note = folder.empty() ? "no run folder" : "no log.jsonl in " + folder;
+    else if (!logged) chart.note = "no r_l in the log: it is logged with a fixed first token only";
+    // r_l is a share, about 0..1; a causal dR^2 just above 3 SE makes a ratio of tens that would flatten the rest:
+    // the axis stops at 2 and says so (lines.csv has every value).
+    if (share) {
+      double top = 0;
+      for (const ChartSeries& s : chart.series)
+        for (double y : s.y)
+          if (std::isfinite(y)) top = std::max(top, y);
+      if (top > kShareAxisTop) {
+        chart.y.lo = 0.0;
+        chart.y.hi = kShareAxisTop;
+        chart.note = "r_l above 2 is off the chart (a causal dR^2 just above 3 SE; lines.csv has it)";
+      }
+    }
     add(out, std::move(chart), std::move(sources));
   }
   out.columns = std::clamp<std::size_t>(spec.rows.size(), 1, 3);
   out.note =
-      "the run's evaluations (log.jsonl): the mean attention weight on key 0 over the evaluation prompts, "
-      "+-1 SE (docs/model.md, \"Training\")";
+      "the run's evaluations (log.jsonl) over the evaluation prompts, +-1 SE (docs/model.md, \"Training\"): the mean "
+      "attention weight on key 0";
+  if (any_share)
+    out.note += std::string(
+                    "; r_l, the residual-stream share of the leakage (section 10; its SE by the delta method, "
+                    "conservative)") +
+                (share_null ? ", left out where the causal dR^2 is within 3 SE of 0" : "");
+}
+
+// Position probes per layer (Zuo et al. Figs. 4, 8, 9): Pearson-R (first line of charts) and NRMSE (second) for X,
+// Var_X and Sim_X, one line per row (init against trained), +-1 bootstrap SE.
+void probe_lines(const FigureData& data, FigureLines& out) {
+  const FigureSpec& spec = data.spec;
+  const std::size_t per_group = spec.layers.size(), groups = data.group_titles.size();
+  static const char* const kFeature[3] = {"X", "Var_X", "Sim_X"};
+  const bool embeddings = std::find(spec.layers.begin(), spec.layers.end(), 0) != spec.layers.end();
+  for (std::size_t g = 0; g < groups; ++g)
+    for (bool nrmse : {false, true})
+      for (ProbeFeature f : kProbeFeatures) {
+        LineChart chart;
+        chart.title = with_group(std::string(nrmse ? "NRMSE" : "Pearson-R") + " of the " + kFeature[int(f)] + " probe",
+                                 data.group_titles[g]);
+        chart.x.label = embeddings ? "layer (0 = the embeddings)" : "layer";
+        chart.y.label = nrmse ? "RMSE / n (test)" : "Pearson-R (test)";
+        std::vector<LineSeriesSource> sources;
+        for (std::size_t r = 0; r < data.cells.size(); ++r) {
+          ChartSeries s;
+          s.label = data.row_labels[r];
+          LineSeriesSource src{r, g, {}, {}};
+          for (std::size_t k = 0; k < per_group; ++k) {
+            const FigureCell& c = data.cells[r][g * per_group + k];
+            const auto& score = c.probe[std::size_t(f)];
+            s.x.push_back(spec.layers[k]);
+            s.y.push_back(score ? (nrmse ? score->nrmse : score->pearson_r) : kNaN);
+            s.se.push_back(score ? (nrmse ? score->nrmse_se : score->pearson_r_se) : kNaN);
+            src.layers.push_back(spec.layers[k]);
+          }
+          chart.series.push_back(std::move(s));
+          sources.push_back(std::move(src));
+        }
+        add(out, std::move(chart), std::move(sources));
+      }
+  out.columns = 3;
+  const ProbeRequest first = figure_probe_request(cell_settings(spec, 0, 0));
+  out.note =
+      "position probes (ridge; docs/model.md section 9) trained on each row's first half of samples and tested "
+      "on the second half (the first row: " +
+      std::to_string(first.train) + " and " + std::to_string(first.test) +
+      " sequences), +-1 bootstrap SE over test sequences; charts in reading order: Pearson-R of X, Var_X, "
+      "Sim_X, then their NRMSE (predicting the mean position: R 0, NRMSE sqrt((n^2 - 1) / 12) / n)";
 }
 
 }  // namespace
@@ -264,6 +336,7 @@ FigureLines figure_lines(const FigureData& data) {
     case FigureKind::leakage_bins: bin_lines(data, out); break;
     case FigureKind::sample_histograms: sample_histogram_lines(data, out); break;
     case FigureKind::train_curves: train_curve_lines(data, out); break;
+    case FigureKind::probes: probe_lines(data, out); break;
     case FigureKind::heatmaps:
     case FigureKind::h_of_j:
     case FigureKind::table: break;

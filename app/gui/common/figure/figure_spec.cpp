@@ -82,6 +82,7 @@ std::string figure_title(const FigureSpec& spec) {
     case FigureKind::leakage_bins: what = "dR^2 per query-position bin"; break;
     case FigureKind::sample_histograms: what = "Per-sample adjacency"; break;
     case FigureKind::train_curves: what = "Weight on key 0 against the training step"; break;
+    case FigureKind::probes: what = "Position probes per layer"; break;
   }
   const std::vector<Settings> cells = title_simulations(spec);
   if (cells.empty()) return what;
@@ -133,6 +134,17 @@ std::vector<SettingError> validate(const FigureSpec& spec) {
     if (spec.kind == FigureKind::leakage_bins &&
         std::find(spec.layers.begin(), spec.layers.end(), 0) != spec.layers.end())
       errors.push_back({"figure.layers", "layer 0 (the embeddings) has no attention, so no dR^2 per query bin"});
+    if (spec.kind == FigureKind::probes)
+      for (std::size_t r = 0; r < spec.rows.size(); ++r) {
+        // run_position_probes' own checks (validate_probe) come when the probes start; these name the figure's row.
+        const Settings& s = spec.rows[r].settings;
+        const std::string where = "figure.rows[" + std::to_string(r) + "]";
+        if (!s.random_weights() || s.weights != WeightsMode::fixed)
+          errors.push_back({where + ".set.weights",
+                            "the probes read one network's hidden states: model random_weights with weights fixed"});
+        if (s.samples < 4)
+          errors.push_back({where + ".set.samples", "the probes need at least 4 samples (half train, half test)"});
+      }
     if (spec.kind == FigureKind::sample_histograms)
       for (std::size_t r = 0; r < spec.rows.size(); ++r)
         if (spec.rows[r].settings.histograms == 0)
@@ -153,7 +165,7 @@ std::vector<SettingError> validate(const FigureSpec& spec) {
   return errors;
 }
 
-FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
+FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup, const ProbeLookup& probes) {
   FigureData data;
   data.spec = spec;
   data.spec.title = figure_title(spec);  // the preset's text only while it describes these rows
@@ -161,10 +173,18 @@ FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
   const std::size_t groups = group_count(spec);
   for (std::size_t g = 0; g < groups; ++g)
     data.group_titles.push_back(g < spec.groups.size() ? spec.groups[g].title : "");
-  // Progress over distinct runs.
+  // Progress over distinct runs (a probes figure: its cells' probes, each all its samples once done).
+  const bool probing = spec.kind == FigureKind::probes;
+  auto probe_table = [&](const Settings& s) { return probes ? probes(s) : nullptr; };
   for (const Settings& s : figure_simulations(spec)) {
-    auto snap = lookup(s);
     data.samples_target += s.samples;
+    if (probing) {
+      const bool done = probe_table(s) != nullptr;
+      data.samples_done += done ? s.samples : 0;
+      data.complete = data.complete && done;
+      continue;
+    }
+    auto snap = lookup(s);
     if (snap) data.samples_done += snap->samples_done;
     if (!snap || !snap->finished) data.complete = false;
   }
@@ -191,6 +211,16 @@ FigureData build_figure(const FigureSpec& spec, const SnapshotLookup& lookup) {
   auto cell = [&](std::size_t r, std::size_t g, int layer) {
     FigureCell c;
     const Settings s = cell_settings(spec, r, g);
+    if (probing) {  // the probes' scores at this layer (0: the embeddings), by feature
+      c.panel.layer = layer;
+      c.panel.n = s.n;
+      if (const auto table = probe_table(s)) {
+        c.available = true;
+        for (const ProbeLayer& l : table->layers)
+          if (l.layer == layer) c.probe = l.score;
+      }
+      return c;
+    }
     auto snap = lookup(s);
     const FigureRow& row = spec.rows[r];
     const LayerStats* stats = snap ? layer_stats(*snap, layer) : nullptr;

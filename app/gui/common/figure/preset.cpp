@@ -64,11 +64,12 @@ json preset_to_json(const Preset& p) {
   json rows = json::array();
   for (const auto& r : p.figure.rows) {
     json row = {{"set", settings_diff(r.settings, p.settings)},
-                {"show", to_string(r.quantity)},
+                {"show", r.residual_share ? std::string("r_l") : std::string(to_string(r.quantity))},
                 {"transform", to_string(r.transform)}};
     if (!r.label.empty()) row["label"] = r.label;
     if (!r.state.empty()) row["state"] = r.state;
-    if (!r.run.empty()) row["run"] = r.run;
+    if (!r.run.empty() && r.run_train.empty()) row["run"] = r.run;
+    if (!r.run.empty() && !r.run_train.empty()) row["run"] = {{"folder", r.run}, {"train", r.run_train}};
     rows.push_back(std::move(row));
   }
   json columns = json::array();
@@ -169,15 +170,42 @@ Preset preset_from_json(const json& j) {
         row.settings = p.settings;
         if (rows[r].contains("label")) row.label = get_string(rows[r], "label", where);
         if (rows[r].contains("set")) apply_settings_json(rows[r].at("set"), row.settings, where + ".set");
-        if (rows[r].contains("show"))
-          row.quantity = parse_quantity(get_string(rows[r], "show", where), where + ".show");
+        if (rows[r].contains("show")) {
+          const std::string show = get_string(rows[r], "show", where);
+          if (show == "r_l") {  // the residual-stream share against the step: a reading of the run's log only
+            if (spec.kind != FigureKind::train_curves)
+              throw std::runtime_error(where + ".show: r_l is a reading of a run's log: figure.kind train_curves");
+            row.residual_share = true;
+            row.quantity = Quantity::weight;
+          } else {
+            row.quantity = parse_quantity(show, where + ".show");
+          }
+        }
         if (rows[r].contains("state")) {
           row.state = get_string(rows[r], "state", where);
           if (row.state != "init" && row.state != "trained")
             throw std::runtime_error(where + ".state: '" + row.state +
                                      "'; valid: init (step 0), trained (the last step)");
         }
-        if (rows[r].contains("run")) row.run = get_string(rows[r], "run", where);
+        if (rows[r].contains("run")) {  // a run folder, or {"folder", "train"} as the preset's own "run"
+          const json& run = rows[r].at("run");
+          if (run.is_object()) {
+            check_object_keys(run, where + ".run", {"folder", "train"});
+            if (!run.contains("folder"))
+              throw std::runtime_error(where +
+                                       ".run.folder: missing (the run folder's name, e.g. maskscope-runs/NAME)");
+            row.run = get_string(run, "folder", where + ".run");
+            if (run.contains("train")) {
+              if (!run.at("train").is_object())
+                throw std::runtime_error(where + ".run.train: expected an object of training settings");
+              row.run_train = run.at("train");
+            }
+          } else {
+            row.run = get_string(rows[r], "run", where);
+          }
+          if (row.run.empty())
+            throw std::runtime_error(where + ".run: the run folder's name, e.g. maskscope-runs/NAME");
+        }
         if (!row.state.empty() && row.run.empty() && !p.run)
           throw std::runtime_error(where + ".state: a trained network's row needs the preset's \"run\" (or its own)");
         if (rows[r].contains("transform"))

@@ -1,6 +1,7 @@
 // Presets of trained networks: binding a run folder to a preset's rows, and the cost of training a missing one.
 #include "common/train/run_preset.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -58,6 +59,42 @@ train::TrainRunConfig preset_training(const PresetRun& run, const std::string& f
 std::string preset_run_folder(const Preset& p, const std::string& override_folder) {
   if (!override_folder.empty()) return override_folder;
   return p.run ? p.run->folder : "";
+}
+
+std::vector<PresetRun> preset_runs(const Preset& p, const std::string& override_folder) {
+  std::vector<PresetRun> out;
+  auto add = [&](PresetRun r) {  // a folder once, with the first recipe a row gives it
+    if (r.folder.empty()) return;
+    const auto same = std::find_if(out.begin(), out.end(), [&](const PresetRun& o) { return o.folder == r.folder; });
+    if (same == out.end()) out.push_back(std::move(r));
+    else if (same->train.empty()) same->train = std::move(r.train);
+  };
+  const bool own = p.run.has_value() || std::any_of(p.figure.rows.begin(), p.figure.rows.end(), [](const FigureRow& r) {
+                     return !r.state.empty() && r.run.empty();
+                   });
+  if (own) add(PresetRun{preset_run_folder(p, override_folder), p.run ? p.run->train : nlohmann::json::object()});
+  for (const FigureRow& row : p.figure.rows)
+    if (!row.state.empty() && !row.run.empty()) add(PresetRun{row.run, row.run_train});
+  return out;
+}
+
+std::vector<PresetRun> missing_preset_runs(const Preset& p, const std::string& override_folder) {
+  std::vector<PresetRun> out;
+  std::error_code ec;
+  for (PresetRun& r : preset_runs(p, override_folder))
+    if (!std::filesystem::exists(r.folder, ec)) out.push_back(std::move(r));
+  return out;
+}
+
+void train_missing_preset_runs(const Preset& p, const std::string& override_folder,
+                               const std::function<void(const PresetRun&, const train::TrainRunConfig&)>& say) {
+  for (const PresetRun& r : missing_preset_runs(p, override_folder)) {
+    const train::TrainRunConfig c = preset_training(r, r.folder);
+    if (say) say(r, c);
+    try {
+      train::run_training(c, false, nullptr, nullptr);
+    } catch (const std::exception& e) { throw std::runtime_error(r.folder + ": " + e.what()); }
+  }
 }
 
 std::vector<SettingError> as_checkpoint(Settings& s, const std::string& folder, std::int64_t step) {
@@ -159,23 +196,41 @@ double measured_evaluation_seconds(const train::TrainRunConfig& given, double to
 
 std::string missing_run_message(const Preset& p, const std::string& folder) {
   if (!p.run) return "preset '" + p.name + "' needs a run folder";
+  return missing_run_message(p, PresetRun{folder, p.run->train});
+}
+
+std::string missing_runs_message(const Preset& p, const std::string& override_folder) {
+  std::string out;
+  for (const PresetRun& r : missing_preset_runs(p, override_folder))
+    out += (out.empty() ? "" : "\n") + missing_run_message(p, r);
+  return out;
+}
+
+std::string missing_run_message(const Preset& p, const PresetRun& run) {
+  const std::string& folder = run.folder;
   std::string estimate = "an unknown time";
   char line[256];
   try {
-    const train::TrainRunConfig c = preset_training(*p.run, folder);
+    const train::TrainRunConfig c = preset_training(run, folder);
     const TrainingData data = train::run_data(c);
     const double rate = measured_tokens_per_s(c);
     const double eval_s = measured_evaluation_seconds(c, rate);
     const double evals = double(c.steps / std::max<std::int64_t>(1, c.eval_every) + 1);
     const double seconds = double(c.steps) * c.batch * data.n / std::max(rate, 1.0) + evals * eval_s;
     std::snprintf(line, sizeof line,
-                  "about %.0f s on this machine (%lld steps of batch %d, d %d, %d layers at %.0f "
+                  "about %.0f s on this machine (%lld steps of batch %d on %s, d %d, %d layers at %.0f "
                   "tokens/s measured, 1 thread, and %.0f evaluations of %.2f s measured)",
-                  seconds, (long long)c.steps, c.batch, c.model.d, c.model.layers, rate, evals, eval_s);
+                  seconds, (long long)c.steps, c.batch, c.task.empty() ? "a token file" : c.task.c_str(), c.model.d,
+                  c.model.layers, rate, evals, eval_s);
     estimate = line;
   } catch (const std::exception& e) { estimate = std::string("an unknown time (") + e.what() + ")"; }
-  return "preset '" + p.name + "': the run folder '" + folder + "' is missing; training it takes " + estimate +
-         ". Train it with --train-missing (or the Training tab), or give another with --run DIR";
+  // --run DIR replaces the preset's own folder only; a row's own folder is its own.
+  const bool own =
+      p.run && folder != p.run->folder &&
+      std::any_of(p.figure.rows.begin(), p.figure.rows.end(), [&](const FigureRow& r) { return r.run == folder; });
+  return "preset '" + p.name + "': the run folder '" + folder + "'" +
+         (own ? " (a row's own, relative to the working folder)" : "") + " is missing; training it takes " + estimate +
+         ". Train it with --train-missing (or the Training tab)" + (own ? "" : ", or give another with --run DIR");
 }
 
 }  // namespace maskscope::gui

@@ -3,7 +3,9 @@
 // config.json), the run's training settings, and how long training a missing folder would take here.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "common/figure/figure.hpp"
 #include "core/train/train_run.hpp"
@@ -27,6 +29,15 @@ std::vector<SettingError> as_checkpoint(Settings& s, const std::string& folder, 
 
 // The folder a preset's run reads: `override_folder` when given (--run DIR), else the preset's own.
 std::string preset_run_folder(const Preset& p, const std::string& override_folder);
+// Every run folder the preset's rows read, each once with its training recipe: the preset's own (`override_folder`
+// when given) for rows without a folder of their own, then each row's own "run" (--run DIR does not move those).
+std::vector<PresetRun> preset_runs(const Preset& p, const std::string& override_folder);
+// Those of preset_runs whose folder does not exist yet: what --train-missing (or the Training tab) would train.
+std::vector<PresetRun> missing_preset_runs(const Preset& p, const std::string& override_folder);
+// Trains each missing run folder of the preset in turn (run_training, 1 thread), `say` told of each before it
+// starts. Throws std::runtime_error naming the folder when one cannot be trained.
+void train_missing_preset_runs(const Preset& p, const std::string& override_folder,
+                               const std::function<void(const PresetRun&, const train::TrainRunConfig&)>& say);
 
 // Binds the preset's rows with a state (and its live settings) to the run folder: checkpoint, step (0 or -1),
 // the checkpoint's model settings and n. False with `error` naming the folder when it holds no run.
@@ -40,5 +51,9 @@ double measured_tokens_per_s(const train::TrainRunConfig& c);
 double measured_evaluation_seconds(const train::TrainRunConfig& c, double tokens_per_s);
 // "the run folder F is missing; training it (STEPS steps of ...) takes about T here (N tokens/s measured)".
 std::string missing_run_message(const Preset& p, const std::string& folder);
+// The same for `run` (a folder and its recipe, e.g. a row's own), and for every missing folder of the preset
+// ("" when none is missing), one sentence each.
+std::string missing_run_message(const Preset& p, const PresetRun& run);
+std::string missing_runs_message(const Preset& p, const std::string& override_folder);
 
 }  // namespace maskscope::gui

@@ -37,9 +37,22 @@ std::vector<TrainEvaluation> parse_train_log(const std::string& text) {
     if (j.contains("layers") && j["layers"].is_array())
       for (const auto& l : j["layers"]) {
         if (!l.is_object()) continue;
-        e.layers.push_back({number(l, "adjacency", 0), number(l, "adjacency_se", 0), number(l, "norm_adjacency", 0),
-                            number(l, "norm_adjacency_se", 0), number(l, "rp", 0), number(l, "rp_se", 0),
-                            number(l, "sink_weight", 0), number(l, "sink_weight_se", 0)});
+        TrainLayerReading r;
+        r.adjacency = number(l, "adjacency", 0);
+        r.adjacency_se = number(l, "adjacency_se", 0);
+        r.norm_adjacency = number(l, "norm_adjacency", 0);
+        r.norm_adjacency_se = number(l, "norm_adjacency_se", 0);
+        r.rp = number(l, "rp", 0);
+        r.rp_se = number(l, "rp_se", 0);
+        r.sink_weight = number(l, "sink_weight", 0);
+        r.sink_weight_se = number(l, "sink_weight_se", 0);
+        if (l.contains("residual_stream_share") && l["residual_stream_share"].is_object()) {
+          const auto& share = l["residual_stream_share"];
+          r.residual_share = number(share, "value", r.residual_share);
+          r.residual_share_se = number(share, "se", r.residual_share_se);
+          if (share.contains("note") && share["note"].is_string()) r.residual_share_note = share["note"];
+        }
+        e.layers.push_back(std::move(r));
       }
     out.push_back(std::move(e));
   }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,6 +21,10 @@ namespace maskscope::gui {
 struct TrainLayerReading {
   double adjacency = 0, adjacency_se = 0, norm_adjacency = 0, norm_adjacency_se = 0, rp = 0, rp_se = 0, sink_weight = 0,
          sink_weight_se = 0;
+  // r_l, the residual-stream share of the leakage, and its SE (docs/model.md section 10): NaN where the log has none
+  // (no fixed first token) or null (the causal dR^2 not significant: `residual_share_note` says why).
+  double residual_share = std::numeric_limits<double>::quiet_NaN(), residual_share_se = residual_share;
+  std::string residual_share_note;
 };
 struct TrainEvaluation {
   std::int64_t step = 0;

@@ -18,7 +18,7 @@ namespace maskscope::gui {
 namespace {
 
 constexpr const char* kTasks[] = {"addition", "reversal", "indexing", "ordering"};
-constexpr const char* kMetrics[] = {"adjacency", "norm adjacency", "RP", "weight on key 0"};
+constexpr const char* kMetrics[] = {"adjacency", "norm adjacency", "RP", "weight on key 0", "r_l (with BOS)"};
 const ImU32 kLayerColors[] = {IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255),  IM_COL32(44, 160, 44, 255),
                               IM_COL32(214, 39, 40, 255),   IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
                               IM_COL32(227, 119, 194, 255), IM_COL32(127, 127, 127, 255)};
@@ -251,10 +251,12 @@ void TrainingTab::draw_plots(float height) {
   acc_spec.y_include_hi = 1.0;
   plot("##acc", ImVec2(-1, height), acc_spec, {acc});
   ImGui::SetNextItemWidth(200);
-  ImGui::Combo("per-layer reading", &metric_, kMetrics, 4);
+  ImGui::Combo("per-layer reading", &metric_, kMetrics, 5);
   explain(
       "Per layer on the evaluation prompts, with +-1 SE bars: the adjacency of the output cosines, the norm "
-      "adjacency, the recency probability RP of the weights, and the mean attention weight on key 0 (the sink).");
+      "adjacency, the recency probability RP of the weights, the mean attention weight on key 0 (the sink), and "
+      "r_l = dR^2 bidirectional / dR^2 causal, the residual-stream share of the leakage (logged with a fixed first "
+      "token; no point where the causal dR^2 is within 3 SE of 0).");
   std::size_t layers = 0;
   for (const auto& e : ev) layers = std::max(layers, e.layers.size());
   std::vector<PlotSeries> per_layer;
@@ -265,8 +267,9 @@ void TrainingTab::draw_plots(float height) {
     for (const auto& e : ev) {
       if (l >= e.layers.size()) continue;
       const TrainLayerReading& r = e.layers[l];
-      const double v[] = {r.adjacency, r.norm_adjacency, r.rp, r.sink_weight};
-      const double se[] = {r.adjacency_se, r.norm_adjacency_se, r.rp_se, r.sink_weight_se};
+      const double v[] = {r.adjacency, r.norm_adjacency, r.rp, r.sink_weight, r.residual_share};
+      const double se[] = {r.adjacency_se, r.norm_adjacency_se, r.rp_se, r.sink_weight_se, r.residual_share_se};
+      if (!std::isfinite(v[metric_])) continue;  // r_l: absent without BOS, null where not significant
       sr.x.push_back(x_of(e.step));
       sr.y.push_back(v[metric_]);
       sr.err.push_back(se[metric_]);

@@ -21,12 +21,14 @@ void Views::apply_preset(const Preset& given) {
   const bool unbound = std::any_of(p.figure.rows.begin(), p.figure.rows.end(), [](const FigureRow& r) {
     return !r.state.empty() && r.settings.checkpoint.empty();
   });
-  if (p.run && unbound) {
+  if (unbound) {
     std::string error;
-    if (!bind_preset_run(p, p.run->folder, error)) {
-      set_status_message(std::filesystem::exists(p.run->folder) ? error : missing_run_message(p, p.run->folder), true);
+    if (!bind_preset_run(p, preset_run_folder(p, ""), error)) {
+      // Missing folders (the preset's own or a row's): how long each takes; the first is offered in the tab.
+      const std::vector<PresetRun> missing = missing_preset_runs(p, "");
+      set_status_message(missing.empty() ? error : missing_runs_message(p, ""), true);
       try {
-        training_.prepare(preset_training(*p.run, p.run->folder));
+        if (!missing.empty()) training_.prepare(preset_training(missing.front(), missing.front().folder));
       } catch (const std::exception&) {}
     }
   }
