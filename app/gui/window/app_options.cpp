@@ -153,7 +153,10 @@ void add_app_flags(CLI::App& app, AppFlags& f) {
   opt("--screenshot", f.screenshot, "FILE: a PNG of the window, then exit with --exit-when-done", "FILE");
   opt("--screenshot-at-samples", f.screenshot_at_samples, "take the screenshot once the live run has N samples", "N");
   opt("--screenshot-at-se", f.screenshot_at_se, "... once the largest SE on screen is at most X", "X");
-  opt("--export-figure", f.export_figure, "DIR: export the preset's figure (or its sweep on --tab sweep)", "DIR");
+  opt("--export-figure", f.export_figure,
+      "DIR: export the preset's figure (or its sweep on --tab sweep); with --run, the checkpoint animation "
+      "(step-NNNNNN.png, animation.gif)",
+      "DIR");
   opt("--from-results", f.from_results, "RESULTS_DIR: the figure's runs from merged .msum files", "RESULTS_DIR");
   opt("--export-scale", f.export_scale, "the exported PNGs' scale", "S");
   opt("--export-width", f.export_width, "the exported PNGs' width in pixels", "PX");
