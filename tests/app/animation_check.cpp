@@ -86,9 +86,8 @@ bool loops_forever(const GifFileType* gif) {
   for (int e = 0; e + 1 < f.ExtensionBlockCount; ++e) {
     const ExtensionBlock& a = f.ExtensionBlocks[e];
     const ExtensionBlock& b = f.ExtensionBlocks[e + 1];
-    if (a.Function == APPLICATION_EXT_FUNC_CODE && a.ByteCount == 11 &&
-        std::memcmp(a.Bytes, "NETSCAPE2.0", 11) == 0 && b.ByteCount == 3 && b.Bytes[0] == 1 && b.Bytes[1] == 0 &&
-        b.Bytes[2] == 0)
+    if (a.Function == APPLICATION_EXT_FUNC_CODE && a.ByteCount == 11 && std::memcmp(a.Bytes, "NETSCAPE2.0", 11) == 0 &&
+        b.ByteCount == 3 && b.Bytes[0] == 1 && b.Bytes[1] == 0 && b.Bytes[2] == 0)
       return true;
   }
   return false;
@@ -110,8 +109,8 @@ int check_gif(int argc, char** argv) {
     Image png, gif;
     if (!load_png(argv[3 + k], png)) return 1;
     if (png.w != g.file->SWidth || png.h != g.file->SHeight) {
-      std::fprintf(stderr, "animation_check: the GIF's screen is %dx%d, %s is %dx%d\n", g.file->SWidth,
-                   g.file->SHeight, argv[3 + k], png.w, png.h);
+      std::fprintf(stderr, "animation_check: the GIF's screen is %dx%d, %s is %dx%d\n", g.file->SWidth, g.file->SHeight,
+                   argv[3 + k], png.w, png.h);
       return 1;
     }
     GraphicsControlBlock gcb{};
@@ -136,10 +135,11 @@ int check_gif(int argc, char** argv) {
     for (std::size_t i = 0; i < png.rgb.size() && top_exact; i += 3)
       if ((unsigned(png.rgb[i]) << 16 | unsigned(png.rgb[i + 1]) << 8 | png.rgb[i + 2]) == top->first)
         top_exact = std::equal(&png.rgb[i], &png.rgb[i] + 3, &gif.rgb[i]);
-    std::printf("animation_check: frame %d (%s): delay %d cs, largest squared RGB error %d (bound %d), rms %.2f, "
-                "%zu colours\n",
-                k, argv[3 + k], gcb.DelayTime, worst, maskscope::gui::kPaletteMaxSquaredError,
-                std::sqrt(sum / double(png.rgb.size() / 3)), count.size());
+    std::printf(
+        "animation_check: frame %d (%s): delay %d cs, largest squared RGB error %d (bound %d), rms %.2f, "
+        "%zu colours\n",
+        k, argv[3 + k], gcb.DelayTime, worst, maskscope::gui::kPaletteMaxSquaredError,
+        std::sqrt(sum / double(png.rgb.size() / 3)), count.size());
     if (worst > maskscope::gui::kPaletteMaxSquaredError || !top_exact) {
       std::fprintf(stderr, "animation_check: frame %d is not PNG %s within the palette's bound%s\n", k, argv[3 + k],
                    top_exact ? "" : " (its most frequent colour is not exact)");
@@ -165,8 +165,8 @@ int check_differ(char** argv) {
       const std::size_t i = 3 * (std::size_t(y) * std::size_t(a.w) + std::size_t(x));
       if (!std::equal(&a.rgb[i], &a.rgb[i] + 3, &b.rgb[i])) ++differing;
     }
-  std::printf("animation_check: %ld pixels differ in [%d,%d) x [%d,%d) of %s and %s (at least %ld wanted)\n",
-              differing, x0, x1, y0, y1, argv[2], argv[3], min_differing);
+  std::printf("animation_check: %ld pixels differ in [%d,%d) x [%d,%d) of %s and %s (at least %ld wanted)\n", differing,
+              x0, x1, y0, y1, argv[2], argv[3], min_differing);
   return differing >= min_differing ? 0 : 1;
 }
 

@@ -25,7 +25,8 @@ std::vector<std::uint8_t> random_frame(int w, int h, int colours, unsigned seed)
   std::vector<std::array<std::uint8_t, 3>> set(static_cast<std::size_t>(colours));
   for (auto& c : set) c = {std::uint8_t(byte(rng)), std::uint8_t(byte(rng)), std::uint8_t(byte(rng))};
   std::vector<std::uint8_t> rgba(std::size_t(w) * std::size_t(h) * 4, 255);
-  for (std::size_t i = 0; i < std::size_t(w) * std::size_t(h); ++i) std::copy_n(set[std::size_t(pick(rng))].data(), 3, &rgba[4 * i]);
+  for (std::size_t i = 0; i < std::size_t(w) * std::size_t(h); ++i)
+    std::copy_n(set[std::size_t(pick(rng))].data(), 3, &rgba[4 * i]);
   return rgba;
 }
 
@@ -63,7 +64,8 @@ TEST_CASE("every pixel of a frame of 65536 spread colours is within the palette'
     }
   const auto q = quantize_frame(rgba.data(), w, h);
   int worst = 0;
-  for (std::size_t i = 0; i < q.index.size(); ++i) worst = std::max(worst, squared_error(&rgba[4 * i], q.palette[q.index[i]]));
+  for (std::size_t i = 0; i < q.index.size(); ++i)
+    worst = std::max(worst, squared_error(&rgba[4 * i], q.palette[q.index[i]]));
   CHECK(worst <= kPaletteMaxSquaredError);
   CHECK(worst > 3 * 8 * 8);  // the covering radii below the cube's do not fit: the cube's bound is the one that held
   CHECK(squared_error(&rgba[0], q.palette[q.index[0]]) == 0);
