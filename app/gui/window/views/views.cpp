@@ -37,9 +37,11 @@ bool Views::showing_final_snapshot() const {
 
 bool Views::tab_settled() const {
   switch (view_.tab) {
-    case Tab::leakage: return on_screen_.snap && leakage_.settled(*on_screen_.snap);
+    // A model's tensors have no twin; a sweep that cannot run (its plan or a point refused) shows why: settled too.
+    case Tab::leakage: return controller_.showing_tensors() || (on_screen_.snap && leakage_.settled(*on_screen_.snap));
     case Tab::probes: return controller_.showing_tensors() || probes_.settled(controller_.settings());
-    case Tab::sweep: return sweep_.complete();
+    case Tab::sweep:
+      return sweep_.complete() || !sweep_.plan().error.empty() || (sweep_.state() && !sweep_.state()->error.empty());
     default: return true;
   }
 }
