@@ -7,6 +7,7 @@ window=(
   build-essential cmake pkg-config ninja-build ccache
   nlohmann-json3-dev libcli11-dev
   libimgui-dev libglfw3-dev libepoxy-dev libstb-dev fonts-dejavu-core libcairo2-dev
+  libgif-dev  # the checkpoint animation's GIF (giflib)
   librandom123-dev libeigen3-dev
 )
 tests=(

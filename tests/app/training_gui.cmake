@@ -3,7 +3,9 @@
 #     point at step 0 and the curve after), the window exits once the last checkpoint is the live model.
 #  2. Each trained-network preset exports headless from that folder (--run DIR); the sink preset's folder is missing
 #     at first: exit 2 with how long training takes and nothing written, then --train-missing trains it.
-#  3. --run DIR --export-figure OUT without a preset: one PNG of the window per checkpoint.
+#  3. --run DIR --export-figure OUT without a preset: one PNG of the window per checkpoint and animation.gif of them
+#     (decoded against the PNGs); on every tab that shows the live model, the first and last checkpoints' pictures
+#     differ (the scrubber's checkpoint is every tab's model).
 #  4. The lesson "What training keeps" exports its slides from the BOS run.
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
@@ -86,12 +88,44 @@ list(LENGTH frames nframes)
 if(NOT rc EQUAL 0 OR NOT nframes EQUAL 11)
   message(FATAL_ERROR "the animation: exit ${rc}, ${nframes} PNGs (11 checkpoints)")
 endif()
-# The scrubber changes the live model: the first and last checkpoints' windows differ.
-file(SHA256 ${OUT}/animation/step-000000.png first)
-file(SHA256 ${OUT}/animation/step-000200.png last)
-if(first STREQUAL last)
-  message(FATAL_ERROR "the animation's first and last frames are the same picture")
+# The GIF: a frame per checkpoint in step order (GLOB sorts the zero-padded names), the PNGs' size, looping, each
+# frame PNG k within the palette's bound.
+list(SORT frames)
+execute_process(COMMAND ${ANIMATION_CHECK} gif ${OUT}/animation/animation.gif ${frames} RESULT_VARIABLE check)
+if(NOT check EQUAL 0)
+  message(FATAL_ERROR "animation.gif does not hold the 11 PNGs in order")
 endif()
+
+# The scrubber changes every tab's pictures: on each tab that shows the live model, the animation's first and last
+# checkpoints differ in the tab's content (below the tab bar, above the status line, right of the controls: the
+# status line names the step, so the whole window would differ anyway). A run folder with those two checkpoints
+# keeps it quick. The Histograms tab needs histograms on; the Sweep tab a quick sweep (a preset without figure rows
+# gives the animation in its view).
+file(MAKE_DIRECTORY ${OUT}/run-ends)
+foreach(f config.json log.jsonl step-000000.safetensors step-000200.safetensors)
+  file(COPY_FILE ${OUT}/run/${f} ${OUT}/run-ends/${f})
+endforeach()
+file(WRITE ${OUT}/quick-sweep.json [[{"maskscope": "0.1.0", "name": "quick-sweep", "description": "RP against the mask",
+  "settings": {"model": "random_weights", "samples": 200}, "view": {"tab": "sweep"},
+  "sweep": {"metric": "rp", "vary": [{"name": "mask", "values": "causal,bidirectional"}], "se": 0, "samples": 200}}]])
+foreach(tab attention diagonal hofj metrics leakage probes histograms sweep)
+  set(extra)
+  if(tab STREQUAL "histograms")
+    set(extra --model random_weights --histograms 100)
+  elseif(tab STREQUAL "sweep")
+    set(extra --preset ${OUT}/quick-sweep.json)
+  endif()
+  run_app(tab-${tab} ${extra} --run ${OUT}/run-ends --tab ${tab} --samples 200 --size 1280x800
+          --export-figure ${OUT}/tab-${tab} --exit-when-done)
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/tab-${tab}/step-000000.png OR NOT EXISTS ${OUT}/tab-${tab}/step-000200.png)
+    message(FATAL_ERROR "the ${tab} tab's animation: exit ${rc}, not both checkpoints' PNGs")
+  endif()
+  execute_process(COMMAND ${ANIMATION_CHECK} differ ${OUT}/tab-${tab}/step-000000.png ${OUT}/tab-${tab}/step-000200.png
+                          356 56 1280 758 2000 RESULT_VARIABLE check)
+  if(NOT check EQUAL 0)
+    message(FATAL_ERROR "the ${tab} tab shows the same picture at steps 0 and 200: the scrubber's checkpoint is not its model")
+  endif()
+endforeach()
 
 run_app(lesson --lesson what-training-keeps --run ${OUT}/run-bos --samples 200 --size 1280x800
         --export-slides ${OUT}/slides --exit-when-done)

@@ -153,7 +153,10 @@ void add_app_flags(CLI::App& app, AppFlags& f) {
   opt("--screenshot", f.screenshot, "FILE: a PNG of the window, then exit with --exit-when-done", "FILE");
   opt("--screenshot-at-samples", f.screenshot_at_samples, "take the screenshot once the live run has N samples", "N");
   opt("--screenshot-at-se", f.screenshot_at_se, "... once the largest SE on screen is at most X", "X");
-  opt("--export-figure", f.export_figure, "DIR: export the preset's figure (or its sweep on --tab sweep)", "DIR");
+  opt("--export-figure", f.export_figure,
+      "DIR: export the preset's figure (or its sweep on --tab sweep); with --run, the checkpoint animation "
+      "(step-NNNNNN.png, animation.gif)",
+      "DIR");
   opt("--from-results", f.from_results, "RESULTS_DIR: the figure's runs from merged .msum files", "RESULTS_DIR");
   opt("--export-scale", f.export_scale, "the exported PNGs' scale", "S");
   opt("--export-width", f.export_width, "the exported PNGs' width in pixels", "PX");
@@ -166,7 +169,8 @@ void add_app_flags(CLI::App& app, AppFlags& f) {
   opt("--export-slides", f.export_slides, "DIR: one PNG per lesson step and slides.md", "DIR");
   opt("--run", f.run,
       "DIR: a training run folder: opened in the Training tab (its last checkpoint the live model), a preset's run; "
-      "with --export-figure and no preset, a PNG of the window per checkpoint",
+      "with --export-figure and no preset (or one without figure rows), a PNG of the window per checkpoint and "
+      "all of them as animation.gif",
       "DIR");
   opt("--train", f.train, "DIR: start training into DIR (new or empty) with the Training tab's defaults", "DIR");
   app.add_flag("--train-missing")->description("train a preset's missing run folder first (it says how long)");
@@ -333,9 +337,10 @@ int parse_app_options(int argc, char** argv, AppOptions& o) {
     if (o.preset)
       for (auto& r : o.preset->figure.rows) r.settings.samples = *samples;
   }
-  // On the Sweep tab --export-figure exports the preset's sweep; elsewhere its figure.
+  // On the Sweep tab --export-figure exports the preset's sweep; elsewhere its figure. With --run, a preset without
+  // figure rows (settings, view, sweep) gives the checkpoint animation in its view instead (exports_animation).
   const bool sweep_export = o.preset && o.preset->sweep && o.view.tab == Tab::sweep;
-  if (!o.export_dir.empty() && o.preset && o.preset->figure.rows.empty() && !sweep_export)
+  if (!o.export_dir.empty() && o.preset && o.preset->figure.rows.empty() && !sweep_export && !o.exports_animation())
     errors.push_back("--export-figure: preset '" + o.preset->name + "' has no figure rows" +
                      (o.preset->sweep ? " (its sweep exports with --tab sweep)" : ""));
   if (!o.export_dir.empty() && !preset_given && o.run_dir.empty())

@@ -46,8 +46,11 @@ struct AppOptions {
   bool headless() const {
     return exit_when_done || ui_bench > 0 || !screenshot.empty() || !export_dir.empty() || !slides_dir.empty();
   }
-  // --export-figure with --run and no preset: a PNG of the window per checkpoint of the run (an animation).
-  bool exports_animation() const { return !export_dir.empty() && !run_dir.empty() && !preset; }
+  // --export-figure with --run and no preset, or one without figure rows (its view, its sweep): a PNG of the window
+  // per checkpoint of the run and animation.gif of them all.
+  bool exports_animation() const {
+    return !export_dir.empty() && !run_dir.empty() && (!preset || preset->figure.rows.empty());
+  }
 };
 
 // Parses argv into `o`. Returns -1 to go on, or an exit code (0 after --help, 2 after errors,

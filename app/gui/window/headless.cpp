@@ -123,8 +123,10 @@ bool HeadlessDriver::animation_after_frame(int fb_w, int fb_h) {
     slide_frames_done_ = 0;
     return false;
   }
+  // A frame is taken once the checkpoint is the live model, its run is done and the tab shown has finished what
+  // it computes from it (the Leakage twin, the probes, the sweep).
   const bool ready = training.shown_step() == steps[std::size_t(animation_index_)] && views_.showing_final_snapshot() &&
-                     !views_.transition_running();
+                     !views_.transition_running() && views_.tab_settled();
   slide_frames_done_ = ready ? slide_frames_done_ + 1 : 0;
   if (slide_frames_done_ < 3) return false;
   namespace fs = std::filesystem;
@@ -134,17 +136,37 @@ bool HeadlessDriver::animation_after_frame(int fb_w, int fb_h) {
   std::snprintf(name, sizeof name, "step-%06lld.png", (long long)steps[std::size_t(animation_index_)]);
   const std::string path = (fs::path(options_.export_dir) / name).string();
   std::string error;
-  if (!save_screenshot(path, {fb_w, fb_h, true}, error)) {
+  const ScreenshotBuffer frame = capture_screenshot({fb_w, fb_h, true});
+  if (!save_png(path, frame, error)) {
     std::fprintf(stderr, "maskscope: cannot write %s: %s\n", path.c_str(), error.c_str());
     exit_code_ = 1;
     return true;
   }
   std::printf("maskscope: exported %s\n", path.c_str());
   std::fflush(stdout);
+  // The same frames as one looping GIF, at Play's pace; the last one held a little longer.
+  if (!animation_gif_) animation_gif_ = std::make_unique<GifAnimation>(frame.width, frame.height);
+  if (!animation_gif_->add_frame(frame.rgba.data(), frame.width, frame.height, TrainingTab::kPlayIntervalMs / 10,
+                                 error)) {
+    std::fprintf(stderr, "maskscope: cannot encode %s for the GIF: %s\n", name, error.c_str());
+    exit_code_ = 1;
+    return true;
+  }
   slide_frames_done_ = 0;
-  if (++animation_index_ >= int(steps.size())) return true;
-  training.select(animation_index_);
-  return false;
+  if (++animation_index_ < int(steps.size())) {
+    training.select(animation_index_);
+    return false;
+  }
+  const std::string gif = (fs::path(options_.export_dir) / kAnimationGif).string();
+  if (!animation_gif_->write(gif, 3 * TrainingTab::kPlayIntervalMs / 10, error)) {
+    std::fprintf(stderr, "maskscope: cannot write %s: %s\n", gif.c_str(), error.c_str());
+    exit_code_ = 1;
+    return true;
+  }
+  std::printf("maskscope: exported %s (%zu frames, %dx%d)\n", gif.c_str(), animation_gif_->frames(), frame.width,
+              frame.height);
+  std::fflush(stdout);
+  return true;
 }
 
 bool HeadlessDriver::after_frame(int fb_w, int fb_h) {

@@ -4,14 +4,19 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "common/gif_animation.hpp"
 #include "window/app_options.hpp"
 #include "common/controller.hpp"
 #include "window/views/views.hpp"
 
 namespace maskscope::gui {
+
+// The checkpoint animation's GIF, beside its PNG series in the --export-figure folder.
+inline constexpr const char* kAnimationGif = "animation.gif";
 
 class HeadlessDriver {
  public:
@@ -40,9 +45,11 @@ class HeadlessDriver {
   bool screenshot_due() const;
   // --export-slides: one PNG per step once its run is done and the transition over, then slides.md.
   bool slides_after_frame(int fb_w, int fb_h);
-  // --run DIR --export-figure OUT without a preset: a PNG of the window per checkpoint, once its run is done.
+  // --run DIR --export-figure OUT without a preset: a PNG of the window per checkpoint, once its run (and the tab's
+  // own computation) is done, and all of them as one looping GIF, animation.gif.
   bool animation_after_frame(int fb_w, int fb_h);
   int animation_index_ = -1;
+  std::unique_ptr<GifAnimation> animation_gif_;
 
   const AppOptions& options_;
   Controller& controller_;

@@ -28,7 +28,10 @@ ScreenshotBuffer capture_screenshot(const ScreenshotOptions& options) {
 }
 
 bool save_screenshot(const std::string& path, const ScreenshotOptions& options, std::string& error) {
-  const ScreenshotBuffer b = capture_screenshot(options);
+  return save_png(path, capture_screenshot(options), error);
+}
+
+bool save_png(const std::string& path, const ScreenshotBuffer& b, std::string& error) {
   // stb writes the PNG through a callback to the writer's temporary (never reopened by name).
   struct Sink {
     int fd;

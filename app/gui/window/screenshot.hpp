@@ -21,5 +21,7 @@ struct ScreenshotBuffer {
 ScreenshotBuffer capture_screenshot(const ScreenshotOptions& options);
 // Captures and writes a PNG; false with `error` on failure.
 bool save_screenshot(const std::string& path, const ScreenshotOptions& options, std::string& error);
+// Writes a captured buffer as a PNG (the checkpoint animation keeps it for its GIF too).
+bool save_png(const std::string& path, const ScreenshotBuffer& buffer, std::string& error);
 
 }  // namespace maskscope::gui

@@ -169,6 +169,15 @@ void split_map(HeatmapRenderer& renderer, int slot, const std::vector<double>& v
 
 void LeakageTab::stop() { twin_.reset(); }
 
+bool LeakageTab::settled(const Snapshot& live) const {
+  if (live.settings.mask == MaskKind::bidirectional) return true;
+  Settings twin = live.settings;
+  twin.mask = MaskKind::bidirectional;
+  if (!twin_ || !twin_->settings().same_simulation(twin)) return false;
+  const auto bi = twin_->snapshot();
+  return bi->finished || bi->cancelled;
+}
+
 void LeakageTab::draw(const Snapshot& live, HeatmapRenderer& renderer, const ViewOptions& view, bool allow_twin) {
   const Settings& s = live.settings;
   if (live.layers.empty()) return;

@@ -55,6 +55,9 @@ class LeakageTab {
   // twin: run the bidirectional twin (not for a real model's tensors, which have no simulation behind them).
   void draw(const Snapshot& live, HeatmapRenderer& renderer, const ViewOptions& view, bool twin = true);
   void stop();  // ends the twin run (the tab is not shown)
+  // Whether the bidirectional twin of `live` has run to its end (always, for a bidirectional run): what is on
+  // the tab is final.
+  bool settled(const Snapshot& live) const;
 
  private:
   std::unique_ptr<Run> twin_;
@@ -70,6 +73,8 @@ class ProbesTab {
   // A real model's tensor folder with hidden states: the first half of its prompts train, the rest test.
   void draw_tensors(const std::string& folder, int prompts);
   void stop();
+  // Whether the probes for `s` are computed (or refused, with the reason shown): what is on the tab is final.
+  bool settled(const Settings& s) const { return !running_ && for_settings_ && for_settings_->same_simulation(s); }
 
  private:
   void start(const Settings& s);

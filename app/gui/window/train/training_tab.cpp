@@ -51,9 +51,15 @@ bool input_whole(const char* label, T& value, std::int64_t lo, std::int64_t hi) 
 
 TrainingTab::TrainingTab() : form_(default_form()) {}
 
-std::string TrainingTab::status_text() {
+std::string TrainingTab::status_text(const Settings* shown) {
   const auto st = session_.state();
-  if (st != TrainingSession::State::running && st != TrainingSession::State::stopping) return "";
+  if (st != TrainingSession::State::running && st != TrainingSession::State::stopping) {
+    // Which checkpoint every tab shows (and each frame of the exported animation).
+    const auto& steps = session_.checkpoints();
+    if (!shown || !session_.has_run() || steps.empty() || shown->checkpoint != session_.folder() || shown->step < 0)
+      return "";
+    return "checkpoint step " + with_thousands(shown->step) + " / " + with_thousands(steps.back());
+  }
   const train::TrainProgress p = session_.progress();
   char b[200];
   std::snprintf(b, sizeof b, "training: step %lld / %lld   loss %.3f   %s tokens/s   ETA %s%s", (long long)p.step,
@@ -130,7 +136,7 @@ void TrainingTab::tick(Controller& controller) {
   if (steps.empty()) return;
   scrub_ = std::clamp(scrub_, 0, int(steps.size()) - 1);
   const auto now = std::chrono::steady_clock::now();
-  if (playing_ && now - last_play_ > std::chrono::milliseconds(800)) {
+  if (playing_ && now - last_play_ > std::chrono::milliseconds(kPlayIntervalMs)) {
     last_play_ = now;
     if (scrub_ + 1 < int(steps.size())) ++scrub_;
     else playing_ = false;

@@ -16,10 +16,13 @@ namespace maskscope::gui {
 
 class TrainingTab {
  public:
+  // Play's pace: a checkpoint every 0.8 s (the exported GIF's frames too).
+  static constexpr int kPlayIntervalMs = 800;
   TrainingTab();
   void draw(Controller& controller);
-  // The status line's part: step, loss, tokens/s and ETA while a run trains ("" when none).
-  std::string status_text();
+  // The status line's part: step, loss, tokens/s and ETA while a run trains; otherwise the checkpoint step that
+  // `shown` (the settings of the picture on screen) is of this run's ("" when none).
+  std::string status_text(const Settings* shown);
   // Opens a run folder (--run DIR): shown, and its last checkpoint the live model.
   bool open_run(Controller& controller, const std::string& folder, std::string& error);
   TrainingSession& session() { return session_; }

@@ -35,6 +35,17 @@ bool Views::showing_final_snapshot() const {
          shown_restart_ == controller_.restarts();
 }
 
+bool Views::tab_settled() const {
+  switch (view_.tab) {
+    // A model's tensors have no twin; a sweep that cannot run (its plan or a point refused) shows why: settled too.
+    case Tab::leakage: return controller_.showing_tensors() || (on_screen_.snap && leakage_.settled(*on_screen_.snap));
+    case Tab::probes: return controller_.showing_tensors() || probes_.settled(controller_.settings());
+    case Tab::sweep:
+      return sweep_.complete() || !sweep_.plan().error.empty() || (sweep_.state() && !sweep_.state()->error.empty());
+    default: return true;
+  }
+}
+
 void Views::draw_tab_content() {
   const LessonPointer* point = lesson_ && lesson_->current().point ? &*lesson_->current().point : nullptr;
   if (on_screen_.snap) switch (view_.tab) {
@@ -142,7 +153,7 @@ void Views::draw(float ui_scale) {
   }
   draw_tab_content();
   ImGui::EndChild();
-  const std::string training = training_.status_text();
+  const std::string training = training_.status_text(on_screen_.snap ? &on_screen_.snap->settings : nullptr);
   draw_status_line(controller_, on_screen_.panels, training.empty() ? message_ : training + "   " + message_,
                    message_error_);
   ImGui::EndGroup();

@@ -32,6 +32,9 @@ class Views {
   // Time from the last restart to the first heatmap of the new run on screen (seconds; < 0 if none yet).
   double last_time_to_first_heatmap() const { return first_heatmap_s_; }
   bool showing_final_snapshot() const;
+  // Whether the tab shown has finished what it computes itself from the live model: the Leakage tab's
+  // bidirectional twin, the probes, the sweep (the other tabs draw the live run's snapshot).
+  bool tab_settled() const;
   // Whether the heatmaps on screen come from the current run (not from the one before a restart).
   bool showing_current_run() const;
   const std::vector<PanelData>& panels() const { return on_screen_.panels; }
