@@ -9,7 +9,8 @@ constexpr const char* kNoGif = "GIF export is not in the browser build (use the 
 }
 
 GifAnimation::GifAnimation(int width, int height) : width_(width), height_(height) {}
-GifAnimation::~GifAnimation() = default;
+// The encoder's state is the desktop build's (gif_animation.cpp); here it is only held.
+GifAnimation::~GifAnimation() { (void)gif_, (void)pending_delay_cs_, (void)finished_; }
 
 bool GifAnimation::add_frame(const std::uint8_t*, int, int, int, std::string& error) {
   error = kNoGif;
