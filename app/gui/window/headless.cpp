@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "core/formats/atomic_file.hpp"
+#include "core/model/checkpoint_config.hpp"
 
 #include "core/stats/metrics.hpp"
 #include "core/run/resources.hpp"
@@ -177,9 +178,15 @@ bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
     last_frame_ = now;
     return slides_after_frame(fb_w, fb_h);
   }
+  note_training_latency();
   if (views_.last_time_to_first_heatmap() >= 0 && last_restart_seen_ != controller_.restarts()) {
     first_heatmap_ms_.push_back(views_.last_time_to_first_heatmap() * 1000.0);
     last_restart_seen_ = controller_.restarts();
+    if (checkpoint_written_) {  // the shown checkpoint's first heatmap: how long after its file was written
+      checkpoint_shown_s_.push_back(
+          std::chrono::duration<double>(std::filesystem::file_time_type::clock::now() - *checkpoint_written_).count());
+      checkpoint_written_.reset();
+    }
   }
   FigureWorkbench& figure = views_.figure();
   // On the Sweep tab --export-figure exports the sweep (sweep.png, .svg, .csv, preset.json) once it is done.
@@ -221,6 +228,21 @@ bool HeadlessDriver::after_frame(int fb_w, int fb_h) {
   return options_.ui_bench > 0 && bench_restarts_ >= options_.ui_bench;
 }
 
+void HeadlessDriver::note_training_latency() {
+  TrainingTab& tab = views_.training();
+  TrainingSession& session = tab.session();
+  if (first_loss_point_s_ < 0 && session.state() != TrainingSession::State::idle && !session.evaluations().empty() &&
+      session.started().time_since_epoch().count() != 0)
+    first_loss_point_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - session.started()).count();
+  if (tab.shown_step() >= 0 && tab.shown_step() != checkpoint_seen_) {
+    checkpoint_seen_ = tab.shown_step();
+    std::error_code ec;
+    const auto written = std::filesystem::last_write_time(
+        std::filesystem::path(session.folder()) / checkpoint_file_name(checkpoint_seen_), ec);
+    if (!ec) checkpoint_written_ = written;
+  }
+}
+
 void HeadlessDriver::after_swap() {
   draw_ms_.push_back(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_begin_).count());
@@ -249,6 +271,11 @@ void HeadlessDriver::print_summary() const {
       mean(between), q(between, 0.95));
   std::printf("first heatmap after a change: median %.1f ms, p95 %.1f ms over %zu runs\n", q(first_heatmap_ms_, 0.5),
               q(first_heatmap_ms_, 0.95), first_heatmap_ms_.size());
+  if (first_loss_point_s_ >= 0 || !checkpoint_shown_s_.empty())
+    std::printf(
+        "training: first loss point %.2f s after Start; a checkpoint's first heatmap median %.2f s, max %.2f s "
+        "after its file was written (%zu checkpoints)\n",
+        first_loss_point_s_, q(checkpoint_shown_s_, 0.5), q(checkpoint_shown_s_, 1.0), checkpoint_shown_s_.size());
   // The UI thread's own CPU time per frame: the window's work without waiting for the GPU or, under
   // Xvfb, for Mesa's software renderer threads.
   if (!cpu.empty())

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +50,7 @@ class HeadlessDriver {
   // --run DIR --export-figure OUT without a preset: a PNG of the window per checkpoint, once its run (and the tab's
   // own computation) is done, and all of them as one looping GIF, animation.gif.
   bool animation_after_frame(int fb_w, int fb_h);
+  void note_training_latency();  // --exit-when-done: first loss point and checkpoints shown, for the summary
   int animation_index_ = -1;
   std::unique_ptr<GifAnimation> animation_gif_;
 
@@ -61,6 +64,12 @@ class HeadlessDriver {
   int bench_restarts_ = 0, bench_frame_ = 0, last_restart_seen_ = 0, frames_after_done_ = 0;
   bool bench_seen_heatmap_ = false;  // --ui-bench: the current run's heatmap has been on screen
   std::vector<double> frame_ms_, first_heatmap_ms_;
+  // Training from the tab (issue 50): from Start to the first loss point on screen, and from a checkpoint file's
+  // write (its modification time) to the first heatmap of that network.
+  double first_loss_point_s_ = -1;
+  std::int64_t checkpoint_seen_ = -2;
+  std::optional<std::filesystem::file_time_type> checkpoint_written_;
+  std::vector<double> checkpoint_shown_s_;
   std::vector<double> draw_ms_;       // per frame, from waking (before_frame) to after the swap
   std::vector<double> frame_cpu_ms_;  // the UI thread's CPU time per frame, over the same span
   double frame_cpu_begin_ = 0;

@@ -195,6 +195,11 @@ bool TrainingSession::resume(std::string& error) {
   return true;
 }
 
+std::chrono::steady_clock::time_point TrainingSession::started() {
+  std::lock_guard lock(mutex_);
+  return started_;
+}
+
 void TrainingSession::launch(bool resume) {
   {
     std::lock_guard lock(mutex_);

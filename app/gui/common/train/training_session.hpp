@@ -66,6 +66,8 @@ class TrainingSession {
   // The last progress report (step, loss, tokens/s) and the ETA in seconds (-1: unknown).
   train::TrainProgress progress();
   double eta_seconds();
+  // When the run last started or resumed (steady clock); the epoch before any.
+  std::chrono::steady_clock::time_point started();
   // Re-reads log.jsonl and the checkpoints' steps when the folder changed (cheap; at most every 0.2 s).
   // True when they changed.
   bool refresh();
