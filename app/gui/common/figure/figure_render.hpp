@@ -84,6 +84,9 @@ struct Scene {
 // Lays out the figure (heatmap grid or h(j) plots) on a white page.
 Scene layout_figure(const FigureData& data);
 
+// The figure kind table: rows x (groups x layers) of numbers with their SE (figure_table.cpp).
+Scene layout_table(const FigureData& data);
+
 std::string scene_to_svg(const Scene& scene);
 // Rasterizes with cairo at `scale` (pixel size = ceil(scene size * scale)); heatmap cells are
 // snapped to whole device pixels so that neighbouring cells leave no seams.

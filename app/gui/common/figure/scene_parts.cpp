@@ -58,4 +58,18 @@ void add_colorbar(Scene& sc, float x0, float y0, float x1, float y1, const Color
   }
 }
 
+std::vector<std::string> wrap_words(const std::string& text, float size, float room) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t space = std::min(text.find(' ', at), text.size());
+    const std::string word = text.substr(at, space - at);
+    at = space + 1;
+    if (!line.empty() && text_width(line + " " + word, size) > room) lines.push_back(line), line.clear();
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
 }  // namespace maskscope::gui

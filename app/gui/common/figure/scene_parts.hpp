@@ -25,4 +25,7 @@ Rgba end_color(const Colormap& cm, bool top);
 void add_colorbar(Scene& sc, float x0, float y0, float x1, float y1, const Colormap& cm, float lo, float hi, bool below,
                   bool above, float tick_size);
 
+// Words wrapped into lines no wider than `room` at `size` (a word longer than that gets a line of its own).
+std::vector<std::string> wrap_words(const std::string& text, float size, float room);
+
 }  // namespace maskscope::gui
