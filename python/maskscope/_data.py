@@ -127,6 +127,14 @@ class Data:
     _kind: ClassVar[str] = ""
     __hash__ = None  # type: ignore[assignment]  # results are compared by value and are not constant keys
 
+    @classmethod
+    def _made(cls: Type[D], **fields: Any) -> D:
+        """An instance holding `fields` as attributes: results are made by the calls and load(), not constructed."""
+        obj = cls.__new__(cls)
+        for name, value in fields.items():
+            setattr(obj, name, value)
+        return obj
+
     # A subclass defines these three, and _from_json when it is registered.
     def _state(self) -> Any:
         raise NotImplementedError

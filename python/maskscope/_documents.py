@@ -18,9 +18,7 @@ class Document(Data):
 
     @classmethod
     def _from_json(cls, doc: Dict[str, Any]) -> "Document":
-        d = cls.__new__(cls)
-        d._doc = doc
-        return d
+        return cls._made(_doc=doc)
 
     def _state(self) -> Any:
         return self._doc

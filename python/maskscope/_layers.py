@@ -42,9 +42,7 @@ class Head(Data):
 
     @classmethod
     def _new(cls, record: Dict[str, Any]) -> "Head":
-        h = cls.__new__(cls)
-        h._record = record
-        return h
+        return cls._made(_record=record)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
