@@ -11,6 +11,7 @@
 
 #include "core/kernel/simulator.hpp"
 #include "core/model/threading.hpp"
+#include "core/model/token_file.hpp"
 #include "core/model/cost.hpp"
 #include "core/run/resources.hpp"
 
@@ -43,6 +44,16 @@ std::vector<SettingError> validate_probe(const Settings& s, const ProbeRequest& 
                     " sequences is out of range; valid: integer in [2, 10^6] "
                     "(the standard errors resample whole test sequences)");
   if (r.features.empty()) add("features", "no feature; valid: a comma-separated list of x, var, sim");
+  // A token file of L lines gives sample s line s mod L: beyond L sequences the test prompts repeat training ones,
+  // and the probe's test score would be a training score.
+  if (!s.tokens.empty() && errors.empty()) {
+    const std::int64_t lines = load_token_sequences(s.tokens, s.tokens_format)->lines;
+    if (std::int64_t(r.train) + r.test > lines)
+      add("test",
+          "train + test = " + std::to_string(std::int64_t(r.train) + r.test) + " sequences, but the token file has " +
+              std::to_string(lines) + " lines (sample s reads line s mod " + std::to_string(lines) +
+              "): the test sequences would repeat training ones. Valid: train + test <= " + std::to_string(lines));
+  }
   const ProbeOptions& o = r.probe;
   if (!(o.ridge > 0.0 && o.ridge <= 1e6)) add("ridge", "the ridge penalty must be a number in (0, 1e6]");
   if (o.kind == ProbeKind::mlp) {

@@ -64,6 +64,10 @@ TEST_CASE("probe: bad input is refused with exit 2, naming the flag") {
       {"--model random_weights --weights fixed --mlp-epochs 0", "--mlp-epochs"},
       {"--model random_weights --weights fixed --n 1", "--n"},
       {"--model random_weights --weights fixed --hidden attention", "--hidden"},
+      // 256 prompts: 200 + 100 sequences would test on lines the probe was trained on.
+      {"--model random_weights --weights fixed --tokens builtin:zuo-addition --tokens-format chars --n 8 --vocab 95 "
+       "--train 200 --test 100",
+       "--test: train + test = 300 sequences, but the token file has 256 lines"},
       {"--n 8", "--model"},
       {"--preset /nonexistent/preset.json", "--preset"},
   };

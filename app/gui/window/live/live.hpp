@@ -87,6 +87,7 @@ class ProbesTab {
   std::optional<ProbeTable> result_;
   std::optional<Settings> for_settings_;
   std::string message_;
+  std::string note_;  // the sequence counts fitted to a token file
   int train_ = 1600, test_ = 1600;
   bool mlp_ = false;
   char export_dir_[256] = "probes-export";

@@ -12,6 +12,7 @@
 
 #include "core/formats/tensor_analysis.hpp"
 #include "core/model/threading.hpp"
+#include "core/model/token_file.hpp"
 #include "core/run/position_probes.hpp"
 #include "common/figure/analysis_charts.hpp"
 #include "window/live/live.hpp"
@@ -38,6 +39,20 @@ void ProbesTab::start(const Settings& s) {
   message_.clear();
   running_ = true;
   collected_ = 0;
+  // A token file of L lines repeats its lines past L sequences: the fields become L / 2 training and the rest test
+  // sequences, saying so, where they ask for more (validate_probe refuses it, as the CLI does).
+  std::string fitted;
+  note_.clear();
+  if (!s.tokens.empty() && validate(s).empty()) {
+    const std::int64_t lines = load_token_sequences(s.tokens, s.tokens_format)->lines;
+    if (std::int64_t(train_) + test_ > lines && lines >= 4) {
+      train_ = int(lines / 2);
+      test_ = int(lines - lines / 2);
+      fitted = "train and test set to " + std::to_string(train_) + " + " + std::to_string(test_) +
+               ": the token file has " + std::to_string(lines) +
+               " lines, and the test sequences must not repeat training ones";
+    }
+  }
   ProbeRequest r;
   r.train = train_;
   r.test = test_;
@@ -48,6 +63,7 @@ void ProbesTab::start(const Settings& s) {
     running_ = false;
     return;
   }
+  note_ = fitted;
   if (!kThreadsAvailable) {  // the browser's one-thread page: the probes' fit would hold the page for seconds
     message_ = kNeedsThreads;
     running_ = false;
@@ -97,6 +113,7 @@ void ProbesTab::draw(const Settings& s) {
   } else if (ImGui::Button("Recompute")) {
     start(s);
   }
+  if (!note_.empty()) ImGui::TextDisabled("%s", note_.c_str());
   if (!message_.empty()) ImGui::TextColored(ImVec4(0.95f, 0.4f, 0.3f, 1), "%s", message_.c_str());
   plots();
 }
