@@ -39,20 +39,7 @@ TrainPass::TrainPass(const Settings& s, int max_rows) : b_(std::make_unique<Buff
   for (int i = 0; i < s.n; ++i)
     if (b.keys.hi[i] > i) throw std::invalid_argument("training needs a mask without future keys (causal or window)");
   if (s.rope()) b.rope = rope_tables(s.n, b.dh, s.rope_base, s.rope_scramble);
-  rw::RwArgs& k = b.args;
-  k.n = s.n;
-  k.d = s.d;
-  k.layers = s.layers;
-  k.heads = s.heads;
-  k.dh = b.dh;
-  k.norm = s.norm;
-  k.gamma = b.gamma;
-  k.scale = float(1.0 / std::sqrt(double(b.dh)));
-  k.rope = s.rope();
-  k.mlp = s.mlp;
-  k.lo = b.keys.lo.data();
-  k.hi = b.keys.hi.data();
-  k.rope_tables = &b.rope;
+  b.args = rw::network_args(s, b.keys, b.rope);
   const std::size_t N = std::size_t(max_rows) * s.n, d = std::size_t(s.d);
   const std::size_t nn = std::size_t(s.n) * s.n;
   b.tokens.resize(N);

@@ -363,18 +363,8 @@ RandomWeightsModel::~RandomWeightsModel() = default;
 
 bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, BlockSums* sums, SampleTrace* trace,
                              const std::atomic<bool>* cancel, bool trace_every) {
-  RwArgs k{};
+  RwArgs k = rw::network_args(s_, keys_, rope_);
   k.seed = s_.seed;
-  k.n = s_.n;
-  k.d = s_.d;
-  k.layers = s_.layers;
-  k.heads = s_.heads;
-  k.dh = s_.head_width();
-  k.norm = s_.norm;
-  k.gamma = static_cast<float>(s_.gamma);
-  k.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(k.dh)));
-  k.rope = s_.rope();
-  k.mlp = s_.mlp;
   k.attention_output = s_.hidden == HiddenState::attention;
   k.positions = s_.learned_positions();
   k.bos = s_.fixed_first_token();
@@ -382,10 +372,7 @@ bool RandomWeightsModel::run(std::uint64_t first_sample, std::int64_t count, Blo
   k.fixed = network_ != nullptr;
   k.vocab = s_.vocab;
   k.init = rw::init_of(s_);
-  k.lo = keys_.lo.data();
-  k.hi = keys_.hi.data();
   k.triples = keys_.recency_triples;
-  k.rope_tables = &rope_;
   k.slope_coef = keys_.slope_coef.data();
   k.layout = &layout_;
   k.net = network_.get();

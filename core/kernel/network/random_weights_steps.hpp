@@ -4,6 +4,7 @@
 // inlined into each caller's kernel clones. Internal to core/.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "core/kernel/kernel_steps.hpp"
 #include "core/kernel/layer_sums.hpp"
 #include "core/kernel/stage_grams.hpp"
+#include "core/model/key_ranges.hpp"
 #include "core/model/stages.hpp"
 #include "core/kernel/network/random_weights.hpp"
 #include "core/kernel/network/random_weights_init.hpp"
@@ -43,6 +45,27 @@ struct RwArgs {
   const Network* net;
   std::uint64_t seed;
 };
+
+// The arguments every pass of the network shares, from its settings: sizes, norm, residual strength, the score
+// scale 1 / sqrt(d_h), RoPE, MLP, and the mask's keys. The sampling kernel (random_weights.cpp) adds its draws,
+// readings and sums; the training pass (core/train/) runs its row steps with these alone.
+inline RwArgs network_args(const Settings& s, const KeyRanges& keys, const RopeTables& rope) {
+  RwArgs k{};
+  k.n = s.n;
+  k.d = s.d;
+  k.layers = s.layers;
+  k.heads = s.heads;
+  k.dh = s.head_width();
+  k.norm = s.norm;
+  k.gamma = static_cast<float>(s.gamma);
+  k.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(k.dh)));
+  k.rope = s.rope();
+  k.mlp = s.mlp;
+  k.lo = keys.lo.data();
+  k.hi = keys.hi.data();
+  k.rope_tables = &rope;
+  return k;
+}
 
 // The layer's keys and sums as the shared layer code (layer_sums.hpp) takes them.
 inline kernel::LayerArgs layer_args(const RwArgs& k) {
