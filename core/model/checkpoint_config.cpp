@@ -200,6 +200,11 @@ CheckpointConfig parse_checkpoint_config(const nlohmann::json& j, const std::str
     s = m;
   }
   if (const auto* t = find_key(j, "training"); t && t->is_object()) {
+    c.training = true;
+    if (const auto* tokens = find_key(*t, "tokens"); tokens && tokens->is_string())
+      c.corpus = tokens->get<std::string>();
+    if (const auto* format = find_key(*t, "tokens_format"); format && format->is_string())
+      c.corpus_format = format->get<std::string>() == "chars" ? TokensFormat::chars : TokensFormat::ids;
     if (const auto* task = find_key(*t, "task"); task && task->is_string() && !task->get<std::string>().empty()) {
       const std::string file = "zuo-" + task->get<std::string>();
       const std::vector<std::string> shipped = builtin_token_files();

@@ -47,6 +47,11 @@ struct CheckpointConfig {
   // A run folder of `maskscope-cli train` on one of Zuo et al.'s tasks (config.json's training.task): its
   // evaluation prompts (builtin:zuo-TASK) are the inputs a run of the checkpoint reads unless tokens are given.
   std::string task;
+  // A run folder of `maskscope-cli train` at all (config.json has a training object), and for a run on a token file
+  // that file and its format (training.tokens, training.tokens_format): the inputs the window shows its checkpoints on.
+  bool training = false;
+  std::string corpus;
+  TokensFormat corpus_format = TokensFormat::ids;
 };
 // Parses a config.json; `name` names it in messages. Throws std::runtime_error for another model_type, a missing or
 // out-of-range size, an activation, epsilon or layout maskscope does not compute (n_inner other than 4 n_embd,

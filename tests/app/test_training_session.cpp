@@ -10,6 +10,7 @@
 
 #include "common/train/run_preset.hpp"
 #include "common/train/training_session.hpp"
+#include "core/formats/atomic_file.hpp"
 #include "core/model/checkpoint_config.hpp"
 
 using namespace maskscope;
@@ -141,4 +142,40 @@ TEST_CASE("a preset's init and trained rows read step 0 and the last step of its
   CHECK(m.find("tokens/s measured") != std::string::npos);
   CHECK(m.find("--train-missing") != std::string::npos);
   CHECK_FALSE(fs::exists(q.run->folder));  // never trained silently
+}
+
+TEST_CASE("a checkpoint made the live model reads its run's own inputs: a task's prompts, a corpus run's file") {
+  const fs::path work = fs::path(MASKSCOPE_TEST_WORK) / "training_inputs";
+  fs::remove_all(work);
+  fs::create_directories(work);
+  const std::string task_run = (work / "task").string(), corpus_run = (work / "corpus").string();
+  train::run_training(tiny_run(task_run), false, nullptr, nullptr);
+  const std::string corpus = (work / "corpus.txt").string();
+  std::string lines, error;
+  for (int line = 0; line < 64; ++line) lines += std::string{"abcdefgh"[line % 8], "0123456"[line % 7]} + "xyzw\n";
+  REQUIRE_MESSAGE(write_file_atomic(corpus, lines, error), error);
+  PresetRun run;
+  run.train = {{"task", ""},  {"tokens", corpus},   {"tokens_format", "chars"}, {"model", {{"d", 16}}},
+               {"steps", 2},  {"batch", 4},         {"eval_every", 1},          {"checkpoint_every", 1},
+               {"warmup", 0}, {"eval_sequences", 4}};
+  train::run_training(preset_training(run, corpus_run), false, nullptr, nullptr);
+
+  Settings live;  // the live model reads another token file and many samples
+  live.model = Model::random_weights;
+  live.tokens = "builtin:zuo-addition";
+  live.tokens_format = TokensFormat::chars;
+  live.n = 8;
+  live.samples = 5000;
+  Settings s = live;
+  REQUIRE(as_checkpoint(s, task_run, 0).empty());
+  CHECK(s.tokens == "builtin:zuo-reversal");
+  CHECK(s.tokens_format == TokensFormat::chars);
+  CHECK(s.n == 22);  // Reversal's prompt, no BOS
+  CHECK(s.samples == 256);
+  s = live;
+  REQUIRE(as_checkpoint(s, corpus_run, -1).empty());
+  CHECK(s.tokens == corpus);
+  CHECK(s.tokens_format == TokensFormat::chars);
+  CHECK(s.n == load_checkpoint_config(locate_checkpoint(corpus_run, -1).config)->n_positions);
+  CHECK(s.samples == 256);
 }

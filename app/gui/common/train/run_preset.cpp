@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "core/model/checkpoint_config.hpp"
-#include "core/model/input_file.hpp"
 #include "core/train/tasks.hpp"
 #include "core/train/trainer.hpp"
 #include "common/train/training_session.hpp"
@@ -102,29 +101,21 @@ std::vector<SettingError> as_checkpoint(Settings& s, const std::string& folder, 
   s.step = step;
   s.model = Model::random_weights;
   s.weights = WeightsMode::fixed;
-  auto errors = apply_checkpoint_settings(s, [](std::string_view) { return false; });
-  if (!errors.empty()) return errors;
   try {
     const auto cfg = load_checkpoint_config(locate_checkpoint(folder, step).config);
-    if (cfg->n_positions > 0) s.n = cfg->n_positions;
-    // The run's evaluation prompts (train_run.cpp's evaluation settings), when config.json says what the run was.
-    std::string text, why;
-    if (read_input_file(folder + "/config.json", kMaxTextInputBytes, "the run's config", text, why)) {
-      const auto j = nlohmann::json::parse(text, nullptr, false);
-      if (!j.is_discarded() && j.contains("training")) {
-        const train::TrainRunConfig c = train::training_from_json(j.at("training"));
-        if (!c.task.empty()) {
-          const Task task = task_from_name(c.task);
-          s.tokens = task_evaluation_tokens(task);
-          s.tokens_format = TokensFormat::chars;
-          s.n = task_shape(task).prompt_length + (s.fixed_first_token() ? 1 : 0);
-        } else {
-          s.tokens = c.tokens;
-          s.tokens_format = c.tokens_format;
-        }
-        s.samples = std::min<std::int64_t>(s.samples, 256);
+    // A run of train shows its own inputs, not the live model's: for a task, its evaluation prompts, which
+    // apply_checkpoint_settings sets (with their n) when no tokens are set; for a token file, that file.
+    if (cfg->training) s.tokens.clear();
+    if (auto errors = apply_checkpoint_settings(s, [](std::string_view) { return false; }); !errors.empty())
+      return errors;
+    if (cfg->task.empty()) {
+      if (cfg->n_positions > 0) s.n = cfg->n_positions;
+      if (cfg->training) {
+        s.tokens = cfg->corpus;
+        s.tokens_format = cfg->corpus_format;
       }
     }
+    if (cfg->training) s.samples = std::min<std::int64_t>(s.samples, 256);  // the evaluation prompts' count
   } catch (const std::exception& e) { return {{"checkpoint", e.what()}}; }
   return validate(s);
 }
