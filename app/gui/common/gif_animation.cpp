@@ -39,10 +39,6 @@ std::string gif_error(const char* what, int code) {
   return std::string("GIF ") + what + ": " + (text ? text : "giflib error " + std::to_string(code));
 }
 
-}  // namespace
-
-namespace {
-
 // Each distinct colour's nearest entry among the first `entries` of the palette (the lower index on a tie).
 void map_to_nearest(const std::unordered_map<std::uint32_t, std::uint32_t>& count, std::size_t entries,
                     const std::uint8_t* rgba, std::size_t pixels, QuantizedFrame& q) {

@@ -153,8 +153,7 @@ bool bind_preset_run(Preset& p, const std::string& folder, std::string& error) {
   return true;
 }
 
-double measured_tokens_per_s(const train::TrainRunConfig& c) {
-  const TrainingData data = train::run_data(c);
+double measured_tokens_per_s(const train::TrainRunConfig& c, const TrainingData& data) {
   const Settings model = train::run_model(c, data);
   train::Trainer trainer(model, c.opt, c.batch, c.threads);
   (void)trainer.train_step(train_batch(data, c.seed, 0, c.batch));  // warm-up: first touches
@@ -164,7 +163,7 @@ double measured_tokens_per_s(const train::TrainRunConfig& c) {
   return s > 0 ? 2.0 * c.batch * data.n / s : 0.0;
 }
 
-double measured_evaluation_seconds(const train::TrainRunConfig& given, double tokens_per_s) {
+double measured_evaluation_seconds(const train::TrainRunConfig& given, double tokens_per_s, int n) {
   namespace fs = std::filesystem;
   train::TrainRunConfig c = given;
   std::error_code ec;
@@ -180,7 +179,6 @@ double measured_evaluation_seconds(const train::TrainRunConfig& given, double to
   train::run_training(c, false, nullptr, nullptr);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fs::remove_all(folder, ec);
-  const int n = train::run_model(c, train::run_data(c)).n;
   const double step = tokens_per_s > 0 ? double(c.batch) * n / tokens_per_s : 0.0;
   return std::max(0.0, (s - step) / 2.0);  // two evaluations (and two checkpoints) and one step
 }
@@ -204,8 +202,8 @@ std::string missing_run_message(const Preset& p, const PresetRun& run) {
   try {
     const train::TrainRunConfig c = preset_training(run, folder);
     const TrainingData data = train::run_data(c);
-    const double rate = measured_tokens_per_s(c);
-    const double eval_s = measured_evaluation_seconds(c, rate);
+    const double rate = measured_tokens_per_s(c, data);
+    const double eval_s = measured_evaluation_seconds(c, rate, data.n);
     const double evals = double(c.steps / std::max<std::int64_t>(1, c.eval_every) + 1);
     const double seconds = double(c.steps) * c.batch * data.n / std::max(rate, 1.0) + evals * eval_s;
     std::snprintf(line, sizeof line,

@@ -43,12 +43,12 @@ void train_missing_preset_runs(const Preset& p, const std::string& override_fold
 // the checkpoint's model settings and n. False with `error` naming the folder when it holds no run.
 bool bind_preset_run(Preset& p, const std::string& folder, std::string& error);
 
-// Tokens per second of one training step of `c` on this machine (two steps timed after one warm-up; about a
-// second for a small network).
-double measured_tokens_per_s(const train::TrainRunConfig& c);
+// Tokens per second of one training step of `c` on its data (train::run_data(c)) on this machine (two steps timed
+// after one warm-up; about a second for a small network).
+double measured_tokens_per_s(const train::TrainRunConfig& c, const TrainingData& data);
 // Seconds one evaluation of `c` takes here (test loss and accuracy, the per-layer readings): a run of one step with
-// an evaluation at steps 0 and 1, timed in a temporary folder (removed), less its step.
-double measured_evaluation_seconds(const train::TrainRunConfig& c, double tokens_per_s);
+// an evaluation at steps 0 and 1, timed in a temporary folder (removed), less its step of sequences of n tokens.
+double measured_evaluation_seconds(const train::TrainRunConfig& c, double tokens_per_s, int n);
 // "the run folder F is missing; training it (STEPS steps of ...) takes about T here (N tokens/s measured)".
 std::string missing_run_message(const Preset& p, const std::string& folder);
 // The same for `run` (a folder and its recipe, e.g. a row's own), and for every missing folder of the preset
